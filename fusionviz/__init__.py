@@ -1,0 +1,3 @@
+"""fusionviz: explore how PyTorch Inductor fuses a program into kernels."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Pure-Python trace model, capture runner and layout math (no Qt)."""

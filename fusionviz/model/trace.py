@@ -1,0 +1,273 @@
+"""The trace data model: what Inductor did to every compiled graph, as plain data.
+
+Every class is a frozen dataclass of str/int/float/bool/None, tuples and dicts, so
+a trace round-trips through JSON (see ``trace_io``) and is never mutated once built.
+Names of scheduler nodes are Inductor's own (``op3``); a *group* is the tuple of
+pre-fusion node names that one scheduler node stands for at some point of fusion
+(a single node is a group of one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FORMAT = "fusionviz-trace"
+VERSION = 1
+
+Group = tuple[str, ...]
+
+# Node categories used throughout the app.
+CATEGORIES = (
+    "pointwise",
+    "reduction",
+    "template",
+    "extern",
+    "foreach",
+    "nop",
+    "other",
+)
+
+# Candidate outcomes in a round's ledger.
+OUTCOMES = (
+    "fused",  # fused in this round
+    "rejected",  # can_fuse said no when the pair's turn came
+    "cycle",  # fusing would create a cycle in the graph
+    "benchmark_slower",  # benchmark_fusion timed it and the fused kernel was slower
+    "spill",  # benchmark_fusion vetoed it for register spilling (not timed)
+    "stale",  # one side was already consumed by an earlier fusion this round
+    "pending",  # deferred decision that never resolved
+)
+
+
+@dataclass(frozen=True)
+class Access:
+    """One buffer a node reads or writes, with Inductor's byte estimate."""
+
+    buffer: str
+    bytes: int = 0
+    dep: str = "MemoryDep"  # MemoryDep | StarDep | WeakDep | ...
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One FX node a scheduler node was lowered from, and its user source line."""
+
+    name: str
+    target: str
+    file: str = ""
+    line: int = 0
+    code: str = ""  # the user's source line, when it could be read
+
+
+@dataclass(frozen=True)
+class Node:
+    """A scheduler node as it stood before fusion."""
+
+    name: str
+    type: str  # Inductor class name: SchedulerNode, ExternKernelSchedulerNode, ...
+    category: str  # one of CATEGORIES
+    numel: str = ""
+    rnumel: str = ""
+    ops: tuple[str, ...] = ()  # short op names from its origins, e.g. ("add", "relu")
+    reads: tuple[Access, ...] = ()
+    writes: tuple[Access, ...] = ()
+    origins: tuple[Origin, ...] = ()
+    bytes: int = 0  # Inductor's read+write estimate for the node alone
+    extern_kernel: str = ""  # e.g. extern_kernels.mm for extern nodes
+    members: tuple[str, ...] = ()  # inner nodes of a foreach/grouped node
+    debug: str = ""  # Inductor's debug_str(), truncated
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A producer→consumer dependency through a buffer."""
+
+    src: str
+    dst: str
+    buffer: str
+    bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why ``can_fuse`` said no: the WhyNoFuse text, or the check that returned False."""
+
+    text: str
+    check: str = ""  # WhyNoFuse | CppScheduling.can_fuse_vertical | ...
+
+
+@dataclass(frozen=True)
+class BenchKernel:
+    """One kernel timed by benchmark_fusion."""
+
+    role: str  # a | b | fused
+    ms: float | None = None  # None: not timed (e.g. spilled)
+    n_regs: int | None = None
+    n_spills: int | None = None
+    nodes: Group = ()
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What ``speedup_by_fusion`` measured and decided for one pair."""
+
+    fuse: bool | None = None
+    ms_a: float | None = None
+    ms_b: float | None = None
+    ms_fused: float | None = None
+    speedup: float | None = None  # (ms_a + ms_b) / ms_fused
+    spill: str = ""  # "", "first", "second", "fused": which kernel vetoed it
+    deferred: bool = False
+    kernels: tuple[BenchKernel, ...] = ()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate pair of one round, in Inductor's score order."""
+
+    rank: int
+    a: Group
+    b: Group
+    score: dict = field(default_factory=dict)  # score fields by name
+    outcome: str = "pending"  # one of OUTCOMES
+    reasons: tuple[Reason, ...] = ()
+    benchmark: Benchmark | None = None
+    bytes_saved: int | None = None
+    forced: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A ``can_fuse`` call while candidates were being collected."""
+
+    a: Group
+    b: Group
+    ok: bool
+    reasons: tuple[Reason, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """A pair fused in a round, and the traffic Inductor estimates it saved."""
+
+    a: Group
+    b: Group
+    bytes_a: int = 0
+    bytes_b: int = 0
+    bytes_fused: int = 0
+
+    @property
+    def bytes_saved(self) -> int:
+        """Inductor's own estimate: bytes(a) + bytes(b) - bytes(fused)."""
+        return self.bytes_a + self.bytes_b - self.bytes_fused
+
+
+@dataclass(frozen=True)
+class Round:
+    """One ``fuse_nodes_once`` call."""
+
+    index: int  # 1-based, in call order
+    reorder: bool = False  # the loop-reordering round
+    wall_s: float = 0.0
+    groups_before: tuple[Group, ...] = ()
+    groups_after: tuple[Group, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()
+    fusions: tuple[Fusion, ...] = ()
+    verdicts_dropped: int = 0  # scan verdicts left out to bound the trace size
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A generated kernel (Triton, C++) or an extern call, in call order."""
+
+    name: str
+    kind: str  # poi | red | per | tem | cpp | extern | foreach | combo | ...
+    backend: str  # triton | cpp | extern | ...
+    nodes: Group = ()  # pre-fusion scheduler nodes it computes
+    groups: tuple[Group, ...] = ()  # the final fused nodes it was generated from
+    source: str = ""
+    bytes: int | None = None  # Inductor's estimate of bytes moved per call
+    launch: dict = field(default_factory=dict)  # num_warps, num_stages, block sizes
+    n_regs: int | None = None
+    n_spills: int | None = None
+    shared: int | None = None
+    ms: float | None = None  # device time per graph call (median)
+    calls: int = 0  # launches per graph call
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Whole-graph runtime of the compiled module and of the same graph in eager."""
+
+    compiled_ms: float | None = None
+    eager_ms: float | None = None
+    repeats: int = 0
+    method: str = ""  # how per-kernel times were taken
+    note: str = ""  # why something is missing
+
+
+@dataclass(frozen=True)
+class Graph:
+    """One compiled graph: a graph-break piece, forward, backward or inference."""
+
+    index: int
+    compile_id: str = ""
+    kind: str = "inference"  # forward | backward | inference
+    device: str = "cpu"
+    backend: str = ""  # triton | cpp | ...
+    nodes: tuple[Node, ...] = ()
+    edges: tuple[Edge, ...] = ()
+    rounds: tuple[Round, ...] = ()
+    final_groups: tuple[Group, ...] = ()
+    kernels: tuple[Kernel, ...] = ()
+    compile_s: float = 0.0  # Inductor codegen + compile wall time
+    fusion_s: float = 0.0  # wall time inside Scheduler.fuse_nodes
+    timing: Timing | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that went wrong while recording (never fatal to the user's run)."""
+
+    where: str
+    message: str
+    traceback: str = ""
+
+
+@dataclass(frozen=True)
+class Script:
+    """The user's script and how its run ended."""
+
+    path: str = ""
+    argv: tuple[str, ...] = ()
+    status: str = "running"  # running|ok|error|crashed|timeout|cancelled|no_graphs
+    exit_code: int | None = None
+    message: str = ""
+    traceback: str = ""
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """Which hooks were installed on this torch, and which were missing."""
+
+    installed: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A whole capture: the script, its environment and every compiled graph."""
+
+    format: str = FORMAT
+    version: int = VERSION
+    created: str = ""
+    script: Script = field(default_factory=Script)
+    env: dict = field(default_factory=dict)  # torch, triton, python, device_name, ...
+    config: dict = field(default_factory=dict)  # inductor settings that mattered
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    graphs: tuple[Graph, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    warnings: tuple[str, ...] = ()

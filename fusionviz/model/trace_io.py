@@ -1,0 +1,186 @@
+"""Read and write traces: JSON (optionally gzip), versioned, atomic, never pickle.
+
+``load_trace`` checks the format name and version, upgrades old versions through
+``migrations``, and builds the frozen dataclasses of ``trace`` field by field, so a
+malformed file fails with a message that names the file and the bad field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import os
+import tempfile
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+from fusionviz.model import migrations
+from fusionviz.model.trace import FORMAT, VERSION, Trace
+
+MAX_BYTES = 512 * 1024 * 1024  # uncompressed JSON size cap
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class TraceError(ValueError):
+    """A trace file could not be read; the message says which file and why."""
+
+
+@dataclass
+class LoadReport:
+    """What a lenient load ignored (unknown fields) on the way."""
+
+    ignored: list[str] = dataclasses.field(default_factory=list)
+
+
+def save_trace(trace: Trace, path: str | os.PathLike) -> None:
+    """Write ``trace`` atomically (temp file + rename); ``.gz`` paths are gzipped."""
+    path = Path(path)
+    data = json.dumps(to_dict(trace), separators=(",", ":")).encode()
+    if path.suffix == ".gz":
+        data = gzip.compress(data, compresslevel=6, mtime=0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def to_dict(trace: Trace) -> dict:
+    """The JSON-ready dict of a trace."""
+    return dataclasses.asdict(trace)
+
+
+def load_trace(
+    path: str | os.PathLike,
+    *,
+    strict: bool = False,
+    max_bytes: int = MAX_BYTES,
+    report: LoadReport | None = None,
+) -> Trace:
+    """Load a trace file; raise TraceError naming the file and the problem.
+
+    Parameters
+    ----------
+    strict
+        Also reject fields this version does not know (lenient loads ignore them
+        and list them in ``report``).
+    max_bytes
+        Refuse files whose JSON is larger than this.
+    """
+    path = Path(path)
+    try:
+        raw = _read_bytes(path, max_bytes)
+        data = json.loads(raw)
+    except TraceError:
+        raise
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise TraceError(f"{path}: cannot read the file: {e}") from e
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TraceError(f"{path}: not a fusionviz trace (invalid JSON: {e})") from e
+    try:
+        return trace_from_dict(data, strict=strict, report=report)
+    except TraceError as e:
+        raise TraceError(f"{path}: {e}") from e
+
+
+def trace_from_dict(
+    data: object, *, strict: bool = False, report: LoadReport | None = None
+) -> Trace:
+    """Build a Trace from parsed JSON, upgrading old versions first."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise TraceError(f"not a fusionviz trace (expected format {FORMAT!r})")
+    version = data.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise TraceError(f"bad trace version {version!r}")
+    if version > VERSION:
+        raise TraceError(
+            f"trace version {version} is newer than this fusionviz understands "
+            f"(up to {VERSION}); upgrade fusionviz to open it"
+        )
+    data = migrations.upgrade(data, version)
+    return _build(Trace, data, "trace", strict, report or LoadReport())
+
+
+def _read_bytes(path: Path, max_bytes: int) -> bytes:
+    if path.stat().st_size > max_bytes:
+        raise TraceError(f"{path}: file larger than {max_bytes} bytes")
+    with open(path, "rb") as f:
+        head = f.read(2)
+    opener = gzip.open if head == _GZIP_MAGIC else open
+    with opener(path, "rb") as f:
+        raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise TraceError(f"{path}: trace larger than {max_bytes} bytes uncompressed")
+    return raw
+
+
+_HINTS: dict[type, dict[str, object]] = {}
+
+
+def _hints(cls: type) -> dict[str, object]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _build(tp: object, value: object, where: str, strict: bool, report: LoadReport):
+    """Convert JSON ``value`` to type ``tp`` or raise TraceError at ``where``."""
+    if dataclasses.is_dataclass(tp):
+        return _build_dataclass(tp, value, where, strict, report)
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _build(inner[0], value, where, strict, report)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise TraceError(f"{where}: expected a list, got {type(value).__name__}")
+        item = args[0]
+        return tuple(
+            _build(item, v, f"{where}[{i}]", strict, report) for i, v in enumerate(value)
+        )
+    if tp is dict:
+        if not isinstance(value, dict):
+            raise TraceError(f"{where}: expected an object, got {type(value).__name__}")
+        return value
+    return _build_scalar(tp, value, where)
+
+
+def _build_scalar(tp: object, value: object, where: str):
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp is int and isinstance(value, bool):
+        raise TraceError(f"{where}: expected int, got bool")
+    if isinstance(tp, type) and isinstance(value, tp):
+        return value
+    name = getattr(tp, "__name__", str(tp))
+    raise TraceError(f"{where}: expected {name}, got {type(value).__name__}")
+
+
+def _build_dataclass(cls, value, where: str, strict: bool, report: LoadReport):
+    if not isinstance(value, dict):
+        raise TraceError(f"{where}: expected an object, got {type(value).__name__}")
+    hints = _hints(cls)
+    unknown = [k for k in value if k not in hints]
+    if unknown:
+        if strict:
+            raise TraceError(f"{where}: unknown field(s) {', '.join(map(str, unknown))}")
+        report.ignored.extend(f"{where}.{k}" for k in unknown)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in value:
+            kwargs[f.name] = _build(
+                hints[f.name], value[f.name], f"{where}.{f.name}", strict, report
+            )
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise TraceError(f"{where}: missing field {f.name!r}")
+    return cls(**kwargs)

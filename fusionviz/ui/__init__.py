@@ -1,0 +1,1 @@
+"""Qt explorer window (PySide6); reads traces, never imports torch."""
