@@ -1,0 +1,123 @@
+"""Child entry point: instrument Inductor, run the user's script, write the trace.
+
+    python -m fusionviz.model.capture --out T.json.gz [--mode M] [--benchmark-fusion]
+        [--config key=value ...] [--device auto|cpu|cuda] [--no-timing] -- SCRIPT [ARGS...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import runpy
+import sys
+import time
+import traceback
+
+from fusionviz.model.trace import Script
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m fusionviz.model.capture")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--mode", default=None)
+    ap.add_argument("--benchmark-fusion", action="store_true")
+    ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    ap.add_argument("--no-timing", action="store_true")
+    ap.add_argument("script")
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    return ap.parse_args(argv)
+
+
+def parse_config(items: list[str]) -> dict:
+    """``key=value`` strings → dict; values are Python literals, else strings."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"fusionviz: --config needs KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[key.strip()] = value
+    return out
+
+
+def inductor_settings(opts: argparse.Namespace) -> dict:
+    """The Inductor config to run under: caches off, plus mode and user overrides."""
+    import torch
+
+    settings: dict = {"force_disable_caches": True, "fx_graph_cache": False}
+    if opts.mode:
+        settings.update(torch._inductor.list_mode_options(opts.mode))
+    if opts.benchmark_fusion:
+        settings["benchmark_fusion"] = True
+    settings.update(parse_config(opts.config))
+    return settings
+
+
+def run_script(path: str, args: list[str]) -> tuple[str, int, str, str]:
+    """Run ``path`` as __main__; return (status, exit code, message, traceback)."""
+    sys.argv = [path, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if code:
+            return "error", code, f"the script exited with status {code}", ""
+    except BaseException as e:  # noqa: BLE001 - the user's error is data, not ours
+        tb = traceback.format_exc()
+        return "error", 1, f"{type(e).__name__}: {e}", tb
+    return "ok", 0, "", ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(sys.argv[1:] if argv is None else argv)
+    if opts.device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA
+    os.environ["FUSIONVIZ_DEVICE"] = opts.device
+    out_stream = sys.__stdout__
+
+    def emit(line: str) -> None:
+        out_stream.write(line + "\n")
+        out_stream.flush()
+
+    from fusionviz.model.capture.hooks import Hooks
+    from fusionviz.model.capture.session import Recorder
+
+    import torch  # noqa: F401 - after CUDA_VISIBLE_DEVICES
+
+    settings = inductor_settings(opts)
+    script = Script(path=os.path.abspath(opts.script), argv=tuple(opts.args))
+    rec = Recorder(opts.out, script, measure_runtime=not opts.no_timing, emit=emit,
+                   requested={k: v for k, v in settings.items() if _plain(v)})
+    hooks = Hooks(rec)
+    hooks.install()
+    from fusionviz.model.trace import Capabilities
+
+    rec.capabilities = Capabilities(tuple(hooks.p.installed), tuple(hooks.p.missing))
+    rec.progress("start", script=script.path)
+    rec.save()
+    t0 = time.perf_counter()
+    with torch._inductor.config.patch(settings):
+        status, code, message, tb = run_script(opts.script, opts.args)
+    hooks.uninstall()
+    if status == "ok" and not rec.graphs:
+        status, message = "no_graphs", (
+            "the script ran to the end but no graph reached Inductor: "
+            "does it call torch.compile and run the compiled function?")
+    rec.finish(Script(path=script.path, argv=script.argv, status=status, exit_code=code,
+                      message=message, traceback=tb, duration_s=time.perf_counter() - t0))
+    if tb:
+        sys.stderr.write(tb)
+    return code
+
+
+def _plain(v) -> bool:
+    return isinstance(v, bool | int | float | str)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,366 @@
+"""Instrument Inductor: wrap the scheduler, codegen and module hooks that record fusion.
+
+Every wrapper calls the original unchanged and records around it through
+``Patcher.guard``, so a recording error is kept in the trace and never breaks the
+user's compile. Hooks are found by name; what a torch version lacks is listed in
+the trace's capabilities. See shared research ``inductor-hooks.md`` for the map.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+
+from fusionviz.model.capture.graph_record import GraphRecord
+from fusionviz.model.capture.patcher import Patcher
+from fusionviz.model.capture.rounds import BenchRecord, ReasonSink, RoundRecorder
+from fusionviz.model.trace import BenchKernel, Reason
+
+# Backend checks that reject pairs silently (no WhyNoFuse): record which said False.
+_SILENT_CHECKS = (
+    ("torch._inductor.codegen.simd", "SIMDScheduling", ("can_fuse", "can_fuse_vertical", "can_fuse_horizontal")),
+    ("torch._inductor.codegen.cpp", "CppScheduling", ("can_fuse_vertical", "can_fuse_horizontal")),
+    ("torch._inductor.choices", "InductorChoices", ("can_fuse", "can_fuse_vertical", "can_fuse_horizontal")),
+    ("torch._inductor.scheduler", "Scheduler", ("can_fuse_vertical",)),
+)
+_KERNEL_BACKENDS = (
+    ("torch._inductor.codegen.triton", "TritonScheduling", "triton"),
+    ("torch._inductor.codegen.cpp", "CppScheduling", "cpp"),
+    ("torch._inductor.codegen.halide", "HalideScheduling", "halide"),
+)
+_FUSE_BACKENDS = (
+    ("torch._inductor.scheduler", "BaseScheduling"),
+    ("torch._inductor.codegen.cpp", "CppScheduling"),
+)
+
+
+def _cls(module: str, name: str):
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except Exception:  # noqa: BLE001 - e.g. no triton on a CPU-only box
+        return None
+
+
+class Hooks:
+    """Installs the wrappers and routes their events to a ``Recorder``."""
+
+    def __init__(self, recorder) -> None:
+        self.rec = recorder  # session.Recorder: graph lifecycle, errors, progress
+        self.p = Patcher(recorder.on_error)
+        self.sinks: list[ReasonSink] = []
+        self.benches: list[BenchRecord] = []
+        self.can_fuse_depth = 0
+
+    # -- installation ---------------------------------------------------------
+    def install(self) -> None:
+        sched = _cls("torch._inductor.scheduler", "Scheduler")
+        graph = _cls("torch._inductor.graph", "GraphLowering")
+        why = _cls("torch._inductor.scheduler", "WhyNoFuse")
+        w = self.p.wrap
+        w(graph, "compile_to_module", self._compile_to_module)
+        w(sched, "__init__", self._scheduler_init)
+        w(sched, "fuse_nodes", self._fuse_nodes)
+        w(sched, "fuse_nodes_once", self._fuse_nodes_once)
+        w(sched, "get_possible_fusions", self._get_possible_fusions)
+        w(sched, "score_fusion_key", self._score_fusion_key)
+        w(sched, "can_fuse", self._can_fuse)
+        w(why, "__call__", self._why_no_fuse)
+        w(sched, "will_fusion_create_cycle", self._cycle)
+        w(sched, "speedup_by_fusion", self._speedup_by_fusion)
+        w(sched, "benchmark_codegened_module", self._benchmark_module)
+        w(sched, "codegen_extern_call", self._extern_call)
+        if not w(sched, "fuse_two_nodes", self._fuse_two_nodes):
+            for mod, name in _FUSE_BACKENDS:  # torch <= 2.8: the backend's fuse()
+                w(_cls(mod, name), "fuse", self._backend_fuse)
+        for mod, name, backend in _KERNEL_BACKENDS:
+            w(_cls(mod, name), "define_kernel", self._define_kernel(backend))
+        for mod, name, methods in _SILENT_CHECKS:
+            owner = _cls(mod, name)
+            for m in methods:
+                w(owner, m, self._silent_check(f"{name}.{m}"))
+
+    def uninstall(self) -> None:
+        self.p.undo()
+
+    # -- graph lifecycle --------------------------------------------------------
+    def _compile_to_module(self, orig):
+        def compile_to_module(graph_lowering, *args, **kwargs):
+            g = self.p.guard("graph start", self.rec.graph_started, graph_lowering)
+            t0 = time.perf_counter()
+            try:
+                module = orig(graph_lowering, *args, **kwargs)
+            except BaseException:
+                if g is not None:
+                    self.p.guard("graph failed", self.rec.graph_failed, g)
+                raise
+            if g is not None:
+                g.compile_s = time.perf_counter() - t0
+                self.p.guard("graph done", self.rec.graph_done, g, graph_lowering, module)
+            return module
+
+        return compile_to_module
+
+    def _scheduler_init(self, orig):
+        def init(scheduler, *args, **kwargs):
+            orig(scheduler, *args, **kwargs)
+            g = self.rec.current
+            if g is not None and g.scheduler is scheduler:
+                from fusionviz.model.capture.nodes import members
+
+                g.final_groups = tuple(members(n) for n in scheduler.nodes)
+
+        return init
+
+    def _fuse_nodes(self, orig):
+        def fuse_nodes(scheduler, nodes, *args, **kwargs):
+            g = self.rec.current
+            if g is None or g.scheduler is not None:  # only the first call is the main fusion
+                return orig(scheduler, nodes, *args, **kwargs)
+            self.p.guard("pre-fusion nodes", g.snapshot_nodes, scheduler, nodes)
+            g.scheduler, g.in_fuse_nodes = scheduler, True
+            t0 = time.perf_counter()
+            try:
+                return orig(scheduler, nodes, *args, **kwargs)
+            finally:
+                g.fusion_s, g.in_fuse_nodes = time.perf_counter() - t0, False
+
+        return fuse_nodes
+
+    def _fuse_nodes_once(self, orig):
+        def fuse_nodes_once(scheduler, nodes, *args, **kwargs):
+            g = self.rec.current
+            if g is None or not g.in_fuse_nodes or g.round is not None:
+                return orig(scheduler, nodes, *args, **kwargs)
+            reorder = bool(kwargs.get("is_reorder_round", args[0] if args else False))
+            g.round = RoundRecorder(len(g.rounds) + 1, reorder, nodes)
+            try:
+                result = orig(scheduler, nodes, *args, **kwargs)
+            except BaseException:
+                g.round = None
+                raise
+            rnd = self.p.guard("round", g.round.finish, result)
+            g.round = None
+            if rnd is not None:
+                g.rounds.append(rnd)
+                self.rec.progress("round", graph=g.index, round=rnd.index, nodes=len(rnd.groups_after))
+            return result
+
+        return fuse_nodes_once
+
+    # -- candidates, scores, verdicts ------------------------------------------
+    def _round(self) -> RoundRecorder | None:
+        g = self.rec.current
+        return g.round if g is not None else None
+
+    def _get_possible_fusions(self, orig):
+        def get_possible_fusions(scheduler, *args, **kwargs):
+            pairs = orig(scheduler, *args, **kwargs)
+            rnd = self._round()
+            if rnd is not None:
+                self.p.guard("candidates", rnd.on_candidates, pairs)
+            return pairs
+
+        return get_possible_fusions
+
+    def _score_fusion_key(self, orig):
+        def score_fusion_key(scheduler, nodes, *args, **kwargs):
+            key = orig(scheduler, nodes, *args, **kwargs)
+            rnd = self._round()
+            if rnd is not None:
+                self.p.guard("score", rnd.on_score, nodes[0], nodes[1], key)
+            return key
+
+        return score_fusion_key
+
+    def _can_fuse(self, orig):
+        def can_fuse(scheduler, node1, node2, *args, **kwargs):
+            if self.can_fuse_depth:  # nested call: its reasons belong to the outer one
+                return orig(scheduler, node1, node2, *args, **kwargs)
+            sink = ReasonSink()
+            self.sinks.append(sink)
+            self.can_fuse_depth += 1
+            try:
+                ok = orig(scheduler, node1, node2, *args, **kwargs)
+            finally:
+                self.can_fuse_depth -= 1
+                self.sinks.pop()
+            rnd = self._round()
+            if rnd is not None:
+                self.p.guard("can_fuse", rnd.on_can_fuse, node1, node2, bool(ok), sink)
+            return ok
+
+        return can_fuse
+
+    def _why_no_fuse(self, orig):
+        hooks = self
+
+        def why_call(why, reason, *args):
+            orig(why, reason, *args)
+            if hooks.sinks:
+                hooks.p.guard("WhyNoFuse", hooks.sinks[-1].reasons.append, _why_reason(reason, args))
+
+        return why_call
+
+    def _silent_check(self, label: str):
+        def factory(orig):
+            def check(*args, **kwargs):
+                ok = orig(*args, **kwargs)
+                if not ok and self.sinks:
+                    self.sinks[-1].checks.append(label)
+                return ok
+
+            return check
+
+        return factory
+
+    def _cycle(self, orig):
+        def will_fusion_create_cycle(scheduler, node1, node2, *args, **kwargs):
+            cycle = orig(scheduler, node1, node2, *args, **kwargs)
+            rnd = self._round()
+            att = rnd.attempt_for(node1, node2) if rnd is not None else None
+            if att is not None and cycle:
+                att.cycle = True
+            return cycle
+
+        return will_fusion_create_cycle
+
+    # -- benchmark fusion -------------------------------------------------------
+    def _speedup_by_fusion(self, orig):
+        def speedup_by_fusion(scheduler, node1, node2, *args, **kwargs):
+            rnd = self._round()
+            att = rnd.attempt_for(node1, node2) if rnd is not None else None
+            bench = BenchRecord()
+            self.benches.append(bench)
+            self.sinks.append(bench.sink)
+            try:
+                res = orig(scheduler, node1, node2, *args, **kwargs)
+            finally:
+                self.sinks.pop()
+                self.benches.pop()
+            return self.p.guard("speedup_by_fusion", self._bench_result, res, att, bench) or res
+
+        return speedup_by_fusion
+
+    def _bench_result(self, res, att, bench: BenchRecord):
+        fn = getattr(res, "callable_fn", None)
+        if fn is None and callable(res):  # torch 2.8: a bare callable
+            fn = res
+        if fn is not None:
+            bench.deferred = True
+            wrapped = self._deferred(fn, bench)
+            if res is fn:
+                res = wrapped
+            else:
+                res.callable_fn = wrapped
+        else:
+            bench.decision = bool(getattr(res, "should_fuse", res))
+        if att is not None and (bench.kernels or bench.deferred or not bench.decision):
+            att.bench = bench
+        return res
+
+    def _deferred(self, fn, bench: BenchRecord):
+        def decide():
+            self.benches.append(bench)
+            self.sinks.append(bench.sink)
+            try:
+                bench.decision = bool(fn())
+            finally:
+                self.sinks.pop()
+                self.benches.pop()
+            return bench.decision
+
+        return decide
+
+    def _benchmark_module(self, orig):
+        def benchmark_codegened_module(scheduler, module, *args, **kwargs):
+            ms, path = orig(scheduler, module, *args, **kwargs)
+            if self.benches:
+                self.p.guard("benchmark", _add_bench_kernel, self.benches[-1], module, ms)
+            return ms, path
+
+        return benchmark_codegened_module
+
+    # -- fusions and kernels ------------------------------------------------------
+    def _fuse_two_nodes(self, orig):
+        def fuse_two_nodes(scheduler, node1, node2, *args, **kwargs):
+            fused = orig(scheduler, node1, node2, *args, **kwargs)
+            rnd = self._round()
+            if rnd is not None:
+                self.p.guard("fusion", rnd.on_fused, node1, node2, fused)
+            return fused
+
+        return fuse_two_nodes
+
+    def _backend_fuse(self, orig):
+        return self._fuse_two_nodes(orig)
+
+    def _define_kernel(self, backend: str):
+        def factory(orig):
+            def define_kernel(scheduling, src_code, node_schedule, *args, **kwargs):
+                name = orig(scheduling, src_code, node_schedule, *args, **kwargs)
+                g = self.rec.current
+                if g is not None and not g.in_fuse_nodes:  # not a benchmark module
+                    self.p.guard("kernel", self._kernel, g, backend, src_code, node_schedule, name, args)
+                return name
+
+            return define_kernel
+
+        return factory
+
+    def _kernel(self, g: GraphRecord, backend, src_code, node_schedule, name, args) -> None:
+        from torch._inductor.virtualized import V
+
+        if not isinstance(name, str):
+            name = V.graph.wrapper_code.src_to_kernel.get(src_code, "")
+        snodes = [n for n in node_schedule if hasattr(n, "get_nodes")]
+        kernel = args[0] if args else None
+        nbytes = None
+        if hasattr(kernel, "estimate_kernel_num_bytes"):
+            try:
+                nbytes = int(kernel.estimate_kernel_num_bytes())
+            except Exception:  # noqa: BLE001 - symbolic sizes
+                nbytes = None
+        g.add_kernel(name, backend, snodes, nbytes)
+
+    def _extern_call(self, orig):
+        def codegen_extern_call(scheduler, snode, *args, **kwargs):
+            out = orig(scheduler, snode, *args, **kwargs)
+            g = self.rec.current
+            if g is not None:
+                self.p.guard("extern", _add_extern, g, snode)
+            return out
+
+        return codegen_extern_call
+
+
+def _why_reason(reason: str, args: tuple) -> Reason:
+    try:
+        text = reason % args if args else reason
+    except (TypeError, ValueError):
+        text = f"{reason} {args}"
+    return Reason(text=text, check="WhyNoFuse")
+
+
+def _add_bench_kernel(bench: BenchRecord, module, ms: float) -> None:
+    launchers = getattr(getattr(module, "triton_", None), "launchers", None) or []
+    n_regs = getattr(launchers[0], "n_regs", None) if launchers else None
+    n_spills = getattr(launchers[0], "n_spills", None) if launchers else None
+    roles = ("a", "b", "fused")
+    i = len(bench.kernels)
+    bench.kernels.append(
+        BenchKernel(
+            role=roles[i] if i < 3 else f"k{i}",
+            ms=None if ms == float("inf") else float(ms),
+            n_regs=None if n_regs is None else int(n_regs),
+            n_spills=None if n_spills is None else int(n_spills),
+        )
+    )
+
+
+def _add_extern(g: GraphRecord, snode) -> None:
+    from fusionviz.model.capture.kernels import KernelRecord
+
+    ir_node = getattr(snode, "node", None)
+    py_name = str(getattr(ir_node, "python_kernel_name", "") or type(ir_node).__name__)
+    name = f"{py_name}:{snode.get_name()}"
+    g.kernels.append(KernelRecord(name=name, backend="extern", nodes=[snode.get_name()], extern=py_name))

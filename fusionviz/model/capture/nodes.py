@@ -1,0 +1,141 @@
+"""Turn Inductor scheduler nodes into trace ``Node``/``Edge`` records (plain data)."""
+
+from __future__ import annotations
+
+import re
+
+from fusionviz.model.trace import Access, Edge, Group, Node, Origin
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)[^\n]*\n(?P<code>[^\n]*)')
+
+
+def members(snode) -> Group:
+    """The pre-fusion node names a (possibly fused) scheduler node stands for."""
+    try:
+        return tuple(n.get_name() for n in snode.get_nodes())
+    except Exception:  # noqa: BLE001 - unknown node kinds: fall back to the name
+        return (snode.get_name(),)
+
+
+def category(snode) -> str:
+    """pointwise / reduction / template / extern / foreach / nop / other."""
+    cls = type(snode).__name__
+    checks = (
+        ("nop", cls == "NopKernelSchedulerNode"),
+        ("extern", cls == "ExternKernelSchedulerNode"),
+        ("foreach", _call(snode, "is_foreach")),
+        ("template", _call(snode, "is_template")),
+        ("reduction", _call(snode, "is_reduction")),
+        ("pointwise", cls == "SchedulerNode"),
+    )
+    return next((name for name, hit in checks if hit), "other")
+
+
+def _call(obj, method: str) -> bool:
+    try:
+        return bool(getattr(obj, method)())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _sizes(snode) -> tuple[str, str]:
+    group = getattr(snode, "group", None)
+    try:
+        sizes = group[1]
+        return str(sizes[0]), str(sizes[1]) if len(sizes) > 1 else ""
+    except Exception:  # noqa: BLE001 - extern/nop nodes have no (numel, rnumel)
+        return "", ""
+
+
+def _accesses(deps, scheduler) -> tuple[Access, ...]:
+    out = []
+    for dep in sorted(deps, key=lambda d: d.name):
+        try:
+            size = int(scheduler.dep_size_hint(dep))
+        except Exception:  # noqa: BLE001 - symbolic or unknown sizes
+            size = 0
+        out.append(Access(buffer=dep.name, bytes=size, dep=type(dep).__name__))
+    return tuple(out)
+
+
+def short_op(target: object) -> str:
+    """``aten.add.Tensor`` → ``add``; ``<built-in function getitem>`` → ``getitem``."""
+    text = str(target)
+    if text.startswith("aten."):
+        return text.split(".")[1]
+    return getattr(target, "__name__", text).split(".")[-1]
+
+
+def _origin(fx_node) -> Origin:
+    frame = None
+    stack = fx_node.meta.get("stack_trace") or ""
+    for frame in _FRAME.finditer(stack):
+        pass
+    if frame is None:
+        return Origin(name=fx_node.name, target=str(fx_node.target))
+    return Origin(
+        name=fx_node.name,
+        target=str(fx_node.target),
+        file=frame["file"],
+        line=int(frame["line"]),
+        code=frame["code"].strip(),
+    )
+
+
+def _origins(snode) -> tuple[Origin, ...]:
+    ir_node = getattr(snode, "node", None)
+    fx_nodes = [
+        n for n in getattr(ir_node, "origins", ()) or () if n.op == "call_function"
+    ]
+    return tuple(_origin(n) for n in sorted(fx_nodes, key=lambda n: n.name))
+
+
+def _extern_name(snode) -> str:
+    ir_node = getattr(snode, "node", None)
+    for attr in ("python_kernel_name", "op_overload"):
+        value = getattr(ir_node, attr, None)
+        if value:
+            return str(value)
+    return ""
+
+
+def node_record(snode, scheduler) -> Node:
+    """A ``Node`` for one basic (unfused) scheduler node."""
+    numel, rnumel = _sizes(snode)
+    origins = _origins(snode)
+    ops = tuple(dict.fromkeys(short_op(o.target) for o in origins))
+    rw = snode.read_writes
+    try:
+        total = int(snode.get_read_write_buffers_sizes())
+    except Exception:  # noqa: BLE001
+        total = 0
+    cat = category(snode)
+    return Node(
+        name=snode.get_name(),
+        type=type(snode).__name__,
+        category=cat,
+        numel=numel,
+        rnumel=rnumel,
+        ops=ops,
+        reads=_accesses(rw.reads, scheduler),
+        writes=_accesses(rw.writes, scheduler),
+        origins=origins,
+        bytes=total,
+        extern_kernel=_extern_name(snode) if cat == "extern" else "",
+    )
+
+
+def edges(nodes: list[Node]) -> tuple[Edge, ...]:
+    """Producer→consumer edges: a read of a buffer links to its latest earlier writer."""
+    writer: dict[str, str] = {}
+    out: list[Edge] = []
+    for node in nodes:
+        seen = set()
+        for acc in node.reads:
+            src = writer.get(acc.buffer)
+            if src and src != node.name and (src, acc.buffer) not in seen:
+                seen.add((src, acc.buffer))
+                out.append(Edge(src=src, dst=node.name, buffer=acc.buffer, bytes=acc.bytes))
+        for acc in node.writes:
+            writer[acc.buffer] = node.name
+    return tuple(out)

@@ -1,0 +1,229 @@
+"""Record one ``fuse_nodes_once`` round: candidates, verdicts, benchmarks, fusions.
+
+The hooks feed raw events (node objects, booleans, reasons) into a ``RoundRecorder``;
+``finish`` turns them into a ``trace.Round``. Attempts are matched to candidates in
+score order, because Inductor tries candidates in that order and re-checks each pair
+through the nodes they have been fused into since.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+from fusionviz.model.capture.nodes import members
+from fusionviz.model.trace import (
+    Benchmark,
+    BenchKernel,
+    Candidate,
+    Fusion,
+    Group,
+    Reason,
+    Round,
+    Verdict,
+)
+
+MAX_SCAN_VERDICTS = 2000  # rejected scan verdicts kept per round; the rest are counted
+
+
+@dataclass
+class ReasonSink:
+    """Collects WhyNoFuse reasons and silent False checks during one call."""
+
+    reasons: list[Reason] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BenchRecord:
+    """What one ``speedup_by_fusion`` call timed (filled as it happens)."""
+
+    kernels: list[BenchKernel] = field(default_factory=list)
+    sink: ReasonSink = field(default_factory=ReasonSink)
+    decision: bool | None = None
+    deferred: bool = False
+
+    def to_benchmark(self) -> Benchmark:
+        by_role = {k.role: k.ms for k in self.kernels}
+        ms_a, ms_b, ms_f = by_role.get("a"), by_role.get("b"), by_role.get("fused")
+        speedup = (ms_a + ms_b) / ms_f if ms_a and ms_b and ms_f else None
+        spill = next(
+            (r.text.rsplit(" ", 2)[-2] for r in self.sink.reasons if "spilling" in r.text),
+            "",
+        )
+        return Benchmark(
+            fuse=self.decision,
+            ms_a=ms_a,
+            ms_b=ms_b,
+            ms_fused=ms_f,
+            speedup=speedup,
+            spill=spill,
+            deferred=self.deferred,
+            kernels=tuple(self.kernels),
+        )
+
+
+@dataclass
+class Attempt:
+    """One ``can_fuse`` call made while Inductor walked the ranked candidates."""
+
+    a: Group
+    b: Group
+    ids: tuple[int, int]
+    ok: bool
+    reasons: tuple[Reason, ...]
+    cycle: bool = False
+    bench: BenchRecord | None = None
+    fused: bool = False
+
+    def outcome(self) -> str:
+        if not self.ok:
+            return "stale" if self.a == self.b else "rejected"
+        if self.cycle:
+            return "cycle"
+        if self.fused:
+            return "fused"
+        if self.bench is not None:
+            if self.bench.decision is None:
+                return "pending"
+            if self.bench.to_benchmark().spill:
+                return "spill"
+            return "benchmark_slower" if self.bench.kernels else "rejected"
+        return "rejected"
+
+
+def reasons_for(ok: bool, sink: ReasonSink, same: bool) -> tuple[Reason, ...]:
+    """The recorded reasons, or the silent check that returned False."""
+    if ok or sink.reasons:
+        return tuple(sink.reasons)
+    if same:
+        return (Reason("both sides are already one fused node", "identity"),)
+    if sink.checks:
+        check = sink.checks[0]  # innermost check returns first
+        return (Reason(f"{check} returned False (no reason logged)", check),)
+    return (Reason("rejected without a logged reason", "can_fuse"),)
+
+
+def score_fields(key: object) -> dict:
+    """Inductor's score object (tuple, NamedTuple or FusionScore) as a flat dict."""
+    if dataclasses.is_dataclass(key):
+        return {k: _plain(v) for k, v in dataclasses.asdict(key).items()}
+    if hasattr(key, "_asdict"):
+        return {k: _plain(v) for k, v in key._asdict().items()}
+    if isinstance(key, tuple):
+        return {f"score{i}": _plain(v) for i, v in enumerate(key)}
+    return {"score": _plain(key)}
+
+
+def _plain(v: object):
+    if isinstance(v, bool | int | float | str) or v is None:
+        return v
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+class RoundRecorder:
+    """Accumulates one round's raw events; ``finish`` builds the Round."""
+
+    def __init__(self, index: int, reorder: bool, nodes: list) -> None:
+        self.index, self.reorder = index, reorder
+        self.t0 = time.perf_counter()
+        self.groups_before = tuple(members(n) for n in nodes)
+        self.scanning = True
+        self.scores: dict[tuple[int, int], dict] = {}
+        self.candidates: list[tuple[Group, Group, dict]] = []
+        self.verdicts: list[Verdict] = []
+        self.verdicts_dropped = 0
+        self.attempts: list[Attempt] = []
+        self.fusions: list[Fusion] = []
+
+    def on_score(self, n1, n2, key) -> None:
+        self.scores[(id(n1), id(n2))] = score_fields(key)
+
+    def on_candidates(self, pairs) -> None:
+        self.candidates = [
+            (members(a), members(b), self.scores.get((id(a), id(b)), {})) for a, b in pairs
+        ]
+        self.scanning = False
+
+    def on_can_fuse(self, n1, n2, ok: bool, sink: ReasonSink) -> None:
+        if self.scanning:
+            if ok:
+                return
+            if len(self.verdicts) >= MAX_SCAN_VERDICTS:
+                self.verdicts_dropped += 1
+                return
+            reasons = reasons_for(ok, sink, n1 is n2)
+            self.verdicts.append(Verdict(members(n1), members(n2), False, reasons))
+            return
+        a, b = members(n1), members(n2)
+        self.attempts.append(
+            Attempt(a, b, (id(n1), id(n2)), ok, reasons_for(ok, sink, n1 is n2))
+        )
+
+    def attempt_for(self, n1, n2) -> Attempt | None:
+        key = (id(n1), id(n2))
+        return next((a for a in reversed(self.attempts) if a.ids == key), None)
+
+    def on_fused(self, n1, n2, fused) -> None:
+        attempt = self.attempt_for(n1, n2)
+        if attempt is not None:
+            attempt.fused = True
+        self.fusions.append(
+            Fusion(members(n1), members(n2), _bytes(n1), _bytes(n2), _bytes(fused))
+        )
+
+    def finish(self, nodes) -> Round:
+        return Round(
+            index=self.index,
+            reorder=self.reorder,
+            wall_s=time.perf_counter() - self.t0,
+            groups_before=self.groups_before,
+            groups_after=tuple(members(n) for n in nodes),
+            candidates=self._ledger(),
+            verdicts=tuple(self.verdicts),
+            fusions=tuple(self.fusions),
+            verdicts_dropped=self.verdicts_dropped,
+        )
+
+    def _ledger(self) -> tuple[Candidate, ...]:
+        unused = list(self.attempts)
+        saved = {(f.a, f.b): f.bytes_saved for f in self.fusions}
+        out = []
+        for rank, (a, b, score) in enumerate(self.candidates):
+            att = next((t for t in unused if _covers(t.a, a) and _covers(t.b, b)), None)
+            if att is None:
+                out.append(Candidate(rank, a, b, score, outcome="skipped"))
+                continue
+            unused.remove(att)
+            out.append(
+                Candidate(
+                    rank,
+                    a,
+                    b,
+                    score,
+                    outcome=att.outcome(),
+                    reasons=att.reasons + _bench_reasons(att),
+                    benchmark=att.bench.to_benchmark() if att.bench else None,
+                    bytes_saved=saved.get((att.a, att.b)) if att.fused else None,
+                )
+            )
+        return tuple(out)
+
+
+def _bench_reasons(att: Attempt) -> tuple[Reason, ...]:
+    return tuple(att.bench.sink.reasons) if att.bench else ()
+
+
+def _covers(big: Group, small: Group) -> bool:
+    return set(small) <= set(big)
+
+
+def _bytes(snode) -> int:
+    try:
+        return int(snode.get_read_write_buffers_sizes())
+    except Exception:  # noqa: BLE001
+        return 0

@@ -1,0 +1,193 @@
+"""A capture session: graph lifecycle, runtime measurement, trace writing, progress.
+
+Runs inside the user's process. The trace file is rewritten atomically after every
+graph and every measurement, so a crash, abort or kill keeps what was captured.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import sys
+import time
+import traceback
+
+import torch
+
+from fusionviz.model import trace_io
+from fusionviz.model.capture.graph_record import GraphRecord
+from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
+from fusionviz.model.capture.timing import clone_inputs, measure
+from fusionviz.model.protocol import encode_progress
+from fusionviz.model.trace import Capabilities, Problem, Script, Trace
+
+CONFIG_KEYS = (
+    "max_autotune", "max_autotune_gemm", "max_autotune_pointwise", "benchmark_fusion",
+    "benchmark_epilogue_fusion", "epilogue_fusion", "prologue_fusion", "aggressive_fusion",
+    "loop_ordering_after_fusion", "max_fusion_size", "combo_kernels", "triton.cudagraphs",
+    "triton.unique_kernel_names", "cpp.descriptive_names", "triton.descriptive_names",
+    "realize_opcount_threshold", "score_fusion_memory_threshold", "force_disable_caches",
+    "cpu_backend", "cuda_backend", "compile_threads", "fx_graph_cache",
+)
+
+
+def _config_snapshot() -> dict:
+    from torch._inductor import config
+
+    out = {}
+    for key in CONFIG_KEYS:
+        obj = config
+        try:
+            for part in key.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            continue
+        out[key] = obj if isinstance(obj, bool | int | float | str) or obj is None else str(obj)
+    return out
+
+
+def environment() -> dict:
+    """torch/triton/python versions and the device the capture ran on."""
+    env = {"torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform()}
+    try:
+        import triton
+
+        env["triton"] = triton.__version__
+    except Exception:  # noqa: BLE001
+        env["triton"] = ""
+    if torch.cuda.is_available():
+        env["device_name"] = torch.cuda.get_device_name()
+        env["cuda"] = torch.version.cuda or ""
+    else:
+        env["device_name"] = platform.processor() or platform.machine()
+    return env
+
+
+class Recorder:
+    """Owns the trace being built; the hooks report graph events to it."""
+
+    def __init__(self, out: str, script: Script, *, measure_runtime: bool = True,
+                 emit=None, requested: dict | None = None) -> None:
+        self.out = out
+        self.script = script
+        self.measure_runtime = measure_runtime
+        self.emit = emit or (lambda line: None)
+        self.requested = requested or {}
+        self.graphs: list[GraphRecord] = []
+        self.current: GraphRecord | None = None
+        self.problems: list[Problem] = []
+        self.warnings: list[str] = []
+        self.config: dict = {}
+        self.env = environment()
+        self.capabilities = Capabilities()
+        self.t0 = time.perf_counter()
+
+    # -- events from hooks -----------------------------------------------------
+    def on_error(self, where: str, tb: str) -> None:
+        last = tb.strip().splitlines()[-1] if tb.strip() else where
+        self.problems.append(Problem(where=where, message=last, traceback=tb[-4000:]))
+
+    def progress(self, event: str, **fields) -> None:
+        self.emit(encode_progress(event, **fields))
+
+    def graph_started(self, graph_lowering) -> GraphRecord:
+        cid = torch._guards.CompileContext.current_compile_id()
+        kind = "backward" if getattr(graph_lowering, "is_backward", False) else (
+            "inference" if getattr(graph_lowering, "is_inference", False) else "forward")
+        g = GraphRecord(index=len(self.graphs), compile_id=str(cid) if cid else "", kind=kind)
+        if not self.config:
+            self.config = {**_config_snapshot(), **self.requested}
+        self.graphs.append(g)
+        self.current = g
+        self.progress("graph_start", graph=g.index, compile_id=g.compile_id, kind=kind)
+        return g
+
+    def graph_failed(self, g: GraphRecord) -> None:
+        g.warnings.append("Inductor raised while compiling this graph")
+        self.current = None
+        self.save()
+
+    def graph_done(self, g: GraphRecord, graph_lowering, module) -> None:
+        self.current = None
+        types = set(getattr(graph_lowering, "device_types", ()) or ())
+        g.device = "cuda" if "cuda" in types else (sorted(types)[0] if types else "cpu")
+        try:
+            with open(module.__file__) as f:
+                complete_from_module(g.kernels, f.read())
+        except Exception:  # noqa: BLE001
+            self.on_error("module source", traceback.format_exc())
+        if not g.nodes:
+            g.warnings.append("the scheduler's pre-fusion nodes were not seen (fuse_nodes hook)")
+        self._wrap_call(g, graph_lowering, module)
+        self.save()
+        self.progress("graph_done", graph=g.index, nodes=len(g.nodes), kernels=len(g.kernels),
+                      rounds=len(g.rounds), compile_s=round(g.compile_s, 3))
+
+    # -- runtime ------------------------------------------------------------------
+    def _wrap_call(self, g: GraphRecord, graph_lowering, module) -> None:
+        orig = getattr(module, "call", None)
+        if orig is None:
+            g.warnings.append("compiled module has no call(); runtime not measured")
+            return
+        gm = getattr(graph_lowering, "module", None)
+        state = {"done": False}
+
+        def call(args):
+            if state["done"]:
+                return orig(args)
+            state["done"] = True
+            inputs = self._guarded(clone_inputs, args) if self.measure_runtime else None
+            out = orig(args)
+            self._guarded(self._after_first_call, g, module, orig, inputs, gm)
+            return out
+
+        module.call = call
+
+    def _after_first_call(self, g, module, orig, inputs, gm) -> None:
+        for rec in g.kernels:
+            if rec.backend == "triton":
+                triton_launch_facts(rec, module)
+        if inputs is not None:
+            g.timing = measure(module, orig, inputs, gm, g.kernels, g.device)
+            self.progress("timing", graph=g.index, compiled_ms=g.timing.compiled_ms,
+                          eager_ms=g.timing.eager_ms)
+        self.save()
+
+    def _guarded(self, fn, *args):
+        try:
+            return fn(*args)
+        except Exception:  # noqa: BLE001 - measuring must never break the user's run
+            self.on_error(getattr(fn, "__name__", "runtime"), traceback.format_exc())
+            return None
+
+    # -- the trace ------------------------------------------------------------------
+    def trace(self) -> Trace:
+        graphs = []
+        for g in self.graphs:
+            try:
+                graphs.append(g.to_graph())
+            except Exception:  # noqa: BLE001
+                self.on_error(f"graph {g.index}", traceback.format_exc())
+        return Trace(
+            created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            script=self.script,
+            env=self.env,
+            config=self.config or dict(self.requested),
+            capabilities=self.capabilities,
+            graphs=tuple(graphs),
+            problems=tuple(self.problems),
+            warnings=tuple(self.warnings),
+        )
+
+    def save(self) -> None:
+        try:
+            trace_io.save_trace(self.trace(), self.out)
+        except Exception as e:  # noqa: BLE001
+            print(f"fusionviz: could not write the trace: {e}", file=sys.stderr)
+
+    def finish(self, script: Script) -> Trace:
+        self.script = script
+        trace = self.trace()
+        trace_io.save_trace(trace, self.out)
+        self.progress("done", status=script.status, graphs=len(trace.graphs))
+        return trace
