@@ -7,13 +7,13 @@
 from __future__ import annotations
 
 import argparse
-import ast
 import os
 import runpy
 import sys
 import time
 import traceback
 
+from fusionviz.model.settings import parse_config
 from fusionviz.model.trace import Script
 
 
@@ -29,19 +29,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("args", nargs=argparse.REMAINDER)
     return ap.parse_args(argv)
 
-
-def parse_config(items: list[str]) -> dict:
-    """``key=value`` strings → dict; values are Python literals, else strings."""
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"fusionviz: --config needs KEY=VALUE, got {item!r}")
-        try:
-            out[key.strip()] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            out[key.strip()] = value
-    return out
 
 
 def inductor_settings(opts: argparse.Namespace) -> dict:

@@ -1,0 +1,92 @@
+"""Compile time with fusionviz's capture hooks ÷ plain torch.compile, side by side.
+
+Both run in this one process with Inductor's caches off and a fresh cache directory,
+alternating plain and captured compiles so drift hits both alike. Target: ≤ 1.05.
+
+    python benchmarks/capture_overhead.py [--repeats 5] [--device cpu|cuda]
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from torch._inductor.utils import fresh_inductor_cache
+
+from fusionviz.model.capture.inprocess import capturing
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "assets" / "examples"
+
+
+def workloads(device: str):
+    """(name, fn, args) of the bundled examples, built without running their main()."""
+    mlp = runpy.run_path(str(EXAMPLES / "mlp_block.py"))
+    hub = runpy.run_path(str(EXAMPLES / "hub_branches.py"))
+    torch.manual_seed(0)
+    block = mlp["GatedMLPBlock"](256, 1024).to(device)
+    x = torch.randn(512, 256, device=device, requires_grad=True)
+
+    def train_step(model, inp):
+        model(inp).sum().backward()
+
+    n = 1024 if device == "cuda" else 256
+    return [
+        ("mlp_block fwd+bwd", block, x, train_step),
+        ("hub_branches", hub["hub_model"], (torch.randn(n, n, device=device), torch.randn(n, device=device)), None),
+    ]
+
+
+def compile_once(fn, args, step, capture: bool) -> float:
+    torch._dynamo.reset()
+    with fresh_inductor_cache(), torch._inductor.config.patch(force_disable_caches=True):
+        compiled = torch.compile(fn)
+        with tempfile.TemporaryDirectory() as d:
+            ctx = capturing(str(Path(d) / "t.json")) if capture else _null()
+            with ctx:
+                t0 = time.perf_counter()
+                if step:
+                    step(compiled, *args)
+                else:
+                    compiled(*args)
+                if torch.cuda.is_available():
+                    torch.cuda.synchronize()
+                return time.perf_counter() - t0
+
+
+class _null:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    opts = ap.parse_args()
+    print(f"torch {torch.__version__} on {opts.device}; {opts.repeats} alternating repeats each")
+    print(f"{'workload':<20} {'plain s':>9} {'captured s':>11} {'ratio':>7}")
+    ratios = []
+    for name, fn, args, step in workloads(opts.device):
+        args = args if isinstance(args, tuple) else (args,)
+        compile_once(fn, args, step, capture=False)  # warm the process (imports, first codegen)
+        plain, captured = [], []
+        for _ in range(opts.repeats):
+            plain.append(compile_once(fn, args, step, capture=False))
+            captured.append(compile_once(fn, args, step, capture=True))
+        p, c = statistics.median(plain), statistics.median(captured)
+        ratios.append(c / p)
+        print(f"{name:<20} {p:9.3f} {c:11.3f} {c / p:7.3f}")
+    verdict = "meets" if max(ratios) <= 1.05 else "MISSES"
+    print(f"worst ratio {max(ratios):.3f}: {verdict} the ≤ 1.05 target")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Plain-text summary of a trace: the script, each graph, its rounds and kernels."""
+
+from __future__ import annotations
+
+from fusionviz.model.trace import Graph, Round, Trace
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f} ms"
+
+
+def header_lines(trace: Trace) -> list[str]:
+    s, env = trace.script, trace.env
+    lines = [
+        f"script   {s.path} {' '.join(s.argv)}".rstrip(),
+        f"status   {s.status}" + (f": {s.message}" if s.message else ""),
+        f"torch    {env.get('torch', '?')}  triton {env.get('triton') or '-'}  "
+        f"device {env.get('device_name', '?')}",
+    ]
+    settings = {k: v for k, v in trace.config.items() if v not in (None, False, "")}
+    if settings:
+        lines.append("config   " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())))
+    if trace.capabilities.missing:
+        lines.append("not recorded on this torch: " + ", ".join(trace.capabilities.missing))
+    lines += [f"warning  {w}" for w in trace.warnings]
+    lines += [f"problem  {p.where}: {p.message}" for p in trace.problems]
+    return lines
+
+
+def graph_lines(g: Graph) -> list[str]:
+    t = g.timing
+    speed = ""
+    if t and t.compiled_ms and t.eager_ms:
+        speed = f" ({t.eager_ms / t.compiled_ms:.2f}x vs eager)"
+    fusions = sum(len(r.fusions) for r in g.rounds)
+    bench = sum(c.benchmark is not None for r in g.rounds for c in r.candidates)
+    lines = [
+        f"graph {g.index} [{g.kind}, compile id {g.compile_id}, {g.device}/{g.backend}]: "
+        f"{len(g.nodes)} nodes -> {len(g.final_groups)} after {len(g.rounds)} rounds "
+        f"({fusions} fusions, {bench} benchmark decisions), {len(g.kernels)} kernels",
+        f"  compile {g.compile_s:.2f} s (fusion {g.fusion_s:.3f} s); "
+        f"compiled {_ms(t and t.compiled_ms)}, eager {_ms(t and t.eager_ms)}{speed}",
+    ]
+    for k in g.kernels:
+        regs = f"  regs {k.n_regs} spills {k.n_spills}" if k.n_regs is not None else ""
+        lines.append(f"  {_ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{regs}")
+    lines += [f"  warning: {w}" for w in g.warnings]
+    return lines
+
+
+def round_lines(r: Round) -> list[str]:
+    tag = " (reorder)" if r.reorder else ""
+    lines = [
+        f"  round {r.index}{tag}: {len(r.groups_before)} -> {len(r.groups_after)} nodes, "
+        f"{len(r.candidates)} candidates, {r.wall_s * 1e3:.1f} ms"
+    ]
+    for c in r.candidates:
+        why = "; ".join(x.text for x in c.reasons)
+        b = c.benchmark
+        bench = f" speedup {b.speedup:.3f}x" if b and b.speedup else ""
+        bench += f" spill({b.spill})" if b and b.spill else ""
+        lines.append(
+            f"    #{c.rank} {'_'.join(c.a)} + {'_'.join(c.b)}: {c.outcome}{bench}"
+            + (f" ({why})" if why else "")
+        )
+    return lines
+
+
+def summary_text(trace: Trace, *, rounds: bool = False) -> str:
+    """The whole summary; with ``rounds`` also every round's candidate ledger."""
+    lines = header_lines(trace)
+    if not trace.graphs:
+        lines.append("no compiled graphs were recorded")
+    for g in trace.graphs:
+        lines.append("")
+        lines += graph_lines(g)
+        if rounds:
+            for r in g.rounds:
+                lines += round_lines(r)
+    return "\n".join(lines)

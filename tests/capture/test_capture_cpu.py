@@ -1,0 +1,111 @@
+"""Capture the bundled examples with real torch.compile on the CPU and check the record."""
+
+import pytest
+
+from fusionviz.model.trace import OUTCOMES
+
+pytestmark = pytest.mark.torch
+
+
+def _all_groups_partition(groups, names):
+    flat = [n for g in groups for n in g]
+    return sorted(flat) == sorted(names)
+
+
+def test_forward_and_backward_give_two_graphs(capture):
+    trace = capture("mlp_block")
+    assert trace.script.status == "ok", trace.script.traceback
+    kinds = [g.kind for g in trace.graphs]
+    assert kinds == ["forward", "backward"]
+    assert trace.env["torch"].startswith("2.")
+    assert not trace.problems, trace.problems
+
+
+def test_nodes_rounds_and_kernels_are_consistent(capture):
+    fwd = capture("mlp_block").graphs[0]
+    names = [n.name for n in fwd.nodes]
+    cats = {n.name: n.category for n in fwd.nodes}
+    assert "extern" in cats.values() and "reduction" in cats.values()
+    assert any(n.extern_kernel.startswith("extern_kernels.") for n in fwd.nodes)
+    assert fwd.edges and all(e.src in names and e.dst in names for e in fwd.edges)
+    # the layer norm's nodes come from the user's source line
+    ln = [n for n in fwd.nodes if "var_mean" in n.ops]
+    assert ln and all(o.file.endswith("mlp_block.py") and "self.norm" in o.code
+                      for n in ln for o in n.origins)
+    # rounds: each round's groups partition the nodes, groups only ever merge
+    assert fwd.rounds and fwd.rounds[0].index == 1
+    assert _all_groups_partition(fwd.rounds[0].groups_before, names)
+    for r in fwd.rounds:
+        assert _all_groups_partition(r.groups_after, names)
+        assert len(r.groups_after) == len(r.groups_before) - len(r.fusions)
+        assert all(c.outcome in OUTCOMES + ("skipped",) for c in r.candidates)
+        assert [c.rank for c in r.candidates] == list(range(len(r.candidates)))
+    first = fwd.rounds[0]
+    assert first.fusions and all(f.bytes_saved > 0 for f in first.fusions)
+    fused = [c for c in first.candidates if c.outcome == "fused"]
+    assert len(fused) == len(first.fusions)
+    assert all("memory_score" in c.score for c in first.candidates)
+    # kernels: every non-extern node is in exactly one generated kernel
+    kernel_nodes = [n for k in fwd.kernels if k.backend == "cpp" for n in k.nodes]
+    computed = [n.name for n in fwd.nodes if n.category not in ("extern", "nop")]
+    assert sorted(kernel_nodes) == sorted(computed)
+    for k in fwd.kernels:
+        assert k.calls == 1 and k.source
+        assert k.ms is not None and k.ms > 0
+        if k.backend == "cpp":
+            assert k.name.startswith("cpp_fused_") and "extern \"C\"" in k.source
+    assert fwd.timing.compiled_ms > 0 and fwd.timing.eager_ms > 0
+
+
+def test_rejections_carry_reasons(capture):
+    bwd = capture("mlp_block").graphs[1]
+    verdicts = [v for r in bwd.rounds for v in r.verdicts]
+    assert verdicts and all(not v.ok and v.reasons for v in verdicts)
+    assert any("no shared data" in x.text for v in verdicts for x in v.reasons)
+
+
+def test_graph_break_gives_one_graph_per_piece(capture):
+    trace = capture("graph_break")
+    assert trace.script.status == "ok"
+    assert len(trace.graphs) == 2
+    assert len({g.compile_id for g in trace.graphs}) == 2
+    assert all(g.kernels for g in trace.graphs)
+
+
+def test_hub_example_records_reductions(capture):
+    g = capture("hub_branches").graphs[0]
+    assert sum(n.category == "reduction" for n in g.nodes) >= 4
+    assert len(g.final_groups) < len(g.nodes)
+
+
+def test_crash_after_compile_keeps_the_graph(capture):
+    trace = capture("crash_after_compile.py")
+    assert trace.script.status == "crashed"
+    assert "SIGABRT" in trace.script.message
+    assert len(trace.graphs) == 1 and trace.graphs[0].kernels
+
+
+def test_error_after_compile_keeps_graph_and_traceback(capture):
+    trace = capture("fails_after_compile.py")
+    assert trace.script.status == "error"
+    assert "boom after the first graph" in trace.script.traceback
+    assert len(trace.graphs) == 1
+
+
+def test_syntax_error_is_reported(capture):
+    trace = capture("syntax_error.py")
+    assert trace.script.status == "error"
+    assert "SyntaxError" in trace.script.message
+    assert not trace.graphs
+
+
+def test_script_without_compile_says_so(capture):
+    trace = capture("no_compile.py")
+    assert trace.script.status == "no_graphs"
+    assert "torch.compile" in trace.script.message
+
+
+def test_timeout_stops_the_script(capture):
+    trace = capture("hang_before_compile.py", timeout=8)
+    assert trace.script.status == "timeout"
+    assert "time limit" in trace.script.message

@@ -1,0 +1,4 @@
+"""Not valid Python: the capture must report the SyntaxError clearly."""
+
+def broken(:
+    return 1
