@@ -72,7 +72,7 @@ def main() -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     opts = ap.parse_args()
     print(f"torch {torch.__version__} on {opts.device}; {opts.repeats} alternating repeats each")
-    print(f"{'workload':<20} {'plain s':>9} {'captured s':>11} {'ratio':>7}")
+    print(f"{'workload':<20} {'plain s':>9} {'captured s':>11} {'paired ratio':>13} {'min ratio':>10}")
     ratios = []
     for name, fn, args, step in workloads(opts.device):
         args = args if isinstance(args, tuple) else (args,)
@@ -82,10 +82,12 @@ def main() -> None:
             plain.append(compile_once(fn, args, step, capture=False))
             captured.append(compile_once(fn, args, step, capture=True))
         p, c = statistics.median(plain), statistics.median(captured)
-        ratios.append(c / p)
-        print(f"{name:<20} {p:9.3f} {c:11.3f} {c / p:7.3f}")
+        paired = statistics.median(x / y for x, y in zip(captured, plain))
+        best = min(captured) / min(plain)  # least disturbed run of each: least noise
+        ratios.append(paired)
+        print(f"{name:<20} {p:9.3f} {c:11.3f} {paired:13.3f} {best:10.3f}")
     verdict = "meets" if max(ratios) <= 1.05 else "MISSES"
-    print(f"worst ratio {max(ratios):.3f}: {verdict} the ≤ 1.05 target")
+    print(f"worst median ratio {max(ratios):.3f}: {verdict} the ≤ 1.05 target")
 
 
 if __name__ == "__main__":

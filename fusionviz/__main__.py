@@ -9,38 +9,56 @@ from fusionviz.cli_capture import add_capture_args, capture_command
 from fusionviz.model.summary import summary_text
 from fusionviz.model.trace_io import TraceError, load_trace
 
-COMMANDS = ("capture", "summary")
-
-
-def _parser() -> argparse.ArgumentParser:
+def _capture_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="fusionviz",
-        description="Explore how PyTorch Inductor fuses a program into kernels.",
-        epilog="With no command: open the explorer window on TRACE or SCRIPT "
-        "(or capture the bundled example when neither is given).",
+        prog="fusionviz capture", description="Run SCRIPT under capture and write a trace."
     )
-    sub = ap.add_subparsers(dest="command")
-    cap = sub.add_parser("capture", help="run SCRIPT under capture and write a trace")
-    add_capture_args(cap)
-    summ = sub.add_parser("summary", help="print what a trace recorded")
-    summ.add_argument("trace")
-    summ.add_argument("--rounds", action="store_true", help="also list every round's ledger")
+    add_capture_args(ap)
     return ap
+
+
+def _summary_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="fusionviz summary", description="Print what a trace recorded.")
+    ap.add_argument("trace")
+    ap.add_argument("--rounds", action="store_true", help="also list every round's ledger")
+    return ap
+
+
+USAGE = """usage: fusionviz [TRACE | SCRIPT] [--device D] [--mode M] [--benchmark-fusion]
+       fusionviz capture SCRIPT [SCRIPT_ARGS...] -o TRACE [options] [-- ARGS...]
+       fusionviz summary TRACE [--rounds]
+
+With no command, open the explorer window on TRACE or SCRIPT (or capture the
+bundled example when neither is given). `fusionviz capture -h` lists its options."""
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
-        return _open_gui(argv)
-    opts = _parser().parse_args(argv)
-    if opts.command == "capture":
+    if argv[:1] in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if argv[:1] == ["capture"]:
+        argv, extra = _split_dashes(argv[1:])
+        opts = _capture_parser().parse_intermixed_args(argv)
+        opts.script_args = [*opts.script_args, *extra]
         return capture_command(opts)
-    try:
-        print(summary_text(load_trace(opts.trace), rounds=opts.rounds))
-    except TraceError as e:
-        print(f"fusionviz: {e}", file=sys.stderr)
-        return 2
-    return 0
+    if argv[:1] == ["summary"]:
+        opts = _summary_parser().parse_args(argv[1:])
+        try:
+            print(summary_text(load_trace(opts.trace), rounds=opts.rounds))
+        except (TraceError, OSError) as e:
+            print(f"fusionviz: {e}", file=sys.stderr)
+            return 2
+        return 0
+    return _open_gui(argv)
+
+
+def _split_dashes(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Everything after ``--`` goes to the user's script untouched."""
+    if "--" not in argv:
+        return argv, []
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1 :]
 
 
 def _open_gui(argv: list[str]) -> int:

@@ -13,7 +13,8 @@ from fusionviz.model.summary import summary_text
 
 def add_capture_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("script", help="a Python script that calls torch.compile")
-    ap.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the script")
+    ap.add_argument("script_args", nargs="*",
+                    help="arguments for the script (put ones starting with '-' after --)")
     ap.add_argument("-o", "--out", default="trace.json.gz", help="trace file to write")
     ap.add_argument("--mode", default=None, help="torch.compile mode, e.g. max-autotune")
     ap.add_argument("--benchmark-fusion", action="store_true", help="config.benchmark_fusion=True")
@@ -63,7 +64,7 @@ class Progress:
 
 
 def capture_command(opts: argparse.Namespace) -> int:
-    args = [a for a in opts.script_args if a != "--"]
+    args = list(opts.script_args)
     trace = run_capture(
         opts.script, opts.out, timeout=opts.timeout, on_progress=Progress(),
         on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,

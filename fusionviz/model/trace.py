@@ -36,6 +36,7 @@ OUTCOMES = (
     "spill",  # benchmark_fusion vetoed it for register spilling (not timed)
     "stale",  # one side was already consumed by an earlier fusion this round
     "pending",  # deferred decision that never resolved
+    "skipped",  # never tried (e.g. a template pair already seen)
 )
 
 
@@ -134,6 +135,7 @@ class Candidate:
     benchmark: Benchmark | None = None
     bytes_saved: int | None = None
     forced: bool = False
+    tried: tuple[Group, ...] = ()  # the two groups actually tried, when earlier fusions grew a or b
 
 
 @dataclass(frozen=True)

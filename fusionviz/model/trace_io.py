@@ -52,9 +52,27 @@ def save_trace(trace: Trace, path: str | os.PathLike) -> None:
         raise
 
 
-def to_dict(trace: Trace) -> dict:
-    """The JSON-ready dict of a trace."""
-    return dataclasses.asdict(trace)
+def to_dict(obj) -> dict:
+    """The JSON-ready dict of a trace (or of any part of it)."""
+    return _plain(obj)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(obj):
+    """Like ``dataclasses.asdict`` without its deep copies (several times faster)."""
+    cls = type(obj)
+    names = _FIELDS.get(cls)
+    if names is None and dataclasses.is_dataclass(cls):
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    if names is not None:
+        return {n: _plain(getattr(obj, n)) for n in names}
+    if cls is tuple or cls is list:
+        return [_plain(v) for v in obj]
+    if cls is dict:
+        return {k: _plain(v) for k, v in obj.items()}
+    return obj
 
 
 def load_trace(

@@ -209,6 +209,7 @@ class RoundRecorder:
                     reasons=att.reasons + _bench_reasons(att),
                     benchmark=att.bench.to_benchmark() if att.bench else None,
                     bytes_saved=saved.get((att.a, att.b)) if att.fused else None,
+                    tried=(att.a, att.b) if (att.a, att.b) != (a, b) else (),
                 )
             )
         return tuple(out)

@@ -1,0 +1,344 @@
+"""Questions the UI and the CLI ask of a trace: lookups, the ledger, "why not fused?".
+
+Everything here is a pure function of the frozen trace objects, so the answers are
+the same in the desktop app, in exports and in tests.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.model.trace import Benchmark, Graph, Group, Kernel, Node, Reason, Round
+
+_NEVER_FUSED = {
+    "extern": "an extern kernel call",
+    "nop": "a no-op that emits no kernel",
+    "template": "a template kernel (fused only with epilogues/prologues it accepts)",
+}
+
+
+def node_index(graph: Graph) -> dict[str, Node]:
+    """Pre-fusion node name → Node."""
+    return {n.name: n for n in graph.nodes}
+
+
+def kernel_of_node(graph: Graph) -> dict[str, Kernel]:
+    """Pre-fusion node name → the final kernel computing it (the first, if several)."""
+    out: dict[str, Kernel] = {}
+    for k in graph.kernels:
+        for name in k.nodes:
+            out.setdefault(name, k)
+    return out
+
+
+@dataclass(frozen=True)
+class WhyEntry:
+    """One recorded decision about a pair of groups holding the two nodes."""
+
+    round: int  # Round.index
+    phase: str  # "candidate" (a ranked pair) | "scan" (can_fuse while collecting)
+    a: Group
+    b: Group
+    outcome: str  # the candidate's outcome, or "accepted"/"rejected" for scan verdicts
+    reasons: tuple[Reason, ...]
+    benchmark: Benchmark | None
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class WhyNot:
+    """Why two pre-fusion nodes did, or did not, end up in one kernel."""
+
+    node_a: str
+    node_b: str
+    same_kernel: bool
+    entries: tuple[WhyEntry, ...]
+    summary: str
+
+
+def why_not_fused(graph: Graph, node_a: str, node_b: str) -> WhyNot:
+    """Every decision recorded between the groups of ``node_a`` and ``node_b``."""
+    entries = tuple(e for r in graph.rounds for e in _round_entries(r, node_a, node_b))
+    kernels = kernel_of_node(graph)
+    ka, kb = kernels.get(node_a), kernels.get(node_b)
+    same_kernel = ka is not None and ka is kb
+    summary = _summary(graph, node_a, node_b, entries, ka if same_kernel else None)
+    return WhyNot(node_a, node_b, same_kernel, entries, summary)
+
+
+def _round_entries(rnd: Round, x: str, y: str) -> list[WhyEntry]:
+    def between(a: Group, b: Group) -> bool:
+        return (x in a and y in b) or (y in a and x in b)
+
+    scans = [
+        WhyEntry(
+            rnd.index,
+            "scan",
+            v.a,
+            v.b,
+            "accepted" if v.ok else "rejected",
+            v.reasons,
+            None,
+            None,
+        )
+        for v in rnd.verdicts
+        if between(v.a, v.b)
+    ]
+    ranked = [
+        WhyEntry(
+            rnd.index, "candidate", c.a, c.b, c.outcome, c.reasons, c.benchmark, c.rank
+        )
+        for c in rnd.candidates
+        if between(c.a, c.b)
+    ]
+    return scans + ranked  # the scan runs before the ranked pairs are tried
+
+
+def _summary(graph, x, y, entries, kernel) -> str:
+    nodes = node_index(graph)
+    missing = [n for n in (x, y) if n not in nodes]
+    if missing:
+        return f"unknown node {missing[0]} in graph {graph.index}"
+    if x == y:
+        return "the same node"
+    merged = _merged_at(graph, x, y)
+    if merged is not None:
+        return merged
+    if kernel is not None:
+        return f"not fused, but generated into one kernel ({kernel.name})"
+    decisive = [e for e in entries if not (e.phase == "scan" and e.outcome == "accepted")]
+    if decisive:
+        return _explain(decisive, len(entries))
+    if entries:
+        return (
+            f"can_fuse accepted them in round {entries[-1].round}, "
+            "but no ranked candidate between them was recorded"
+        )
+    return "never a candidate: " + _never_candidate(graph, nodes[x], nodes[y])
+
+
+def _merged_at(graph: Graph, x: str, y: str) -> str | None:
+    for step in fusion_steps(graph):
+        gx, gy = step.group_of.get(x), step.group_of.get(y)
+        if gx is None or gx != gy:
+            continue
+        if step.label == "before fusion":
+            return "already one group before fusion (grouped before the fusion rounds)"
+        if step.round is None:
+            return "combined after the fusion rounds (e.g. into a combo kernel)"
+        return f"fused in {step.label}"
+    return None
+
+
+def _explain(decisive: list[WhyEntry], n_entries: int) -> str:
+    """The latest decision, with every round that decided the same way for the same reason."""
+    last = decisive[-1]
+
+    def verdict(e: WhyEntry):
+        return e.phase, e.outcome, e.reasons
+
+    rounds = sorted({e.round for e in decisive if verdict(e) == verdict(last)})
+    where = f"round {rounds[0]}" if len(rounds) == 1 else _rounds_text(rounds)
+    recorded = "; ".join(r.text for r in last.reasons)
+    reason = recorded or (
+        "no reason recorded (backend checks such as CppScheduling.can_fuse_* never explain)"
+    )
+    b = last.benchmark
+    if last.phase == "scan":
+        text = f"rejected while collecting candidates in {where}: {reason}"
+    elif last.outcome == "benchmark_slower":
+        speedup = f" ({b.speedup:.2f}x)" if b and b.speedup else ""
+        text = (
+            f"not fused in {where}: benchmark_fusion timed the fused kernel slower{speedup}"
+        )
+    elif last.outcome == "spill":
+        which = b.spill if b and b.spill else "fused"
+        text = f"not fused in {where}: the {which} kernel spilled registers"
+    else:
+        default = _OUTCOME_TEXT.get(last.outcome, reason)
+        text = (
+            f"{'rejected' if last.outcome == 'rejected' else 'not fused'} in {where}: "
+            + (recorded or default)
+        )
+    others = n_entries - sum(verdict(e) == verdict(last) for e in decisive)
+    if others:
+        text += f" (and {others} other recorded decision{'s' if others > 1 else ''})"
+    return text
+
+
+_OUTCOME_TEXT = {
+    "cycle": "fusing would create a cycle in the graph",
+    "stale": "one side had already fused with another node earlier in that round",
+    "pending": "a deferred decision never resolved",
+}
+
+
+def _rounds_text(rounds: list[int]) -> str:
+    if rounds == list(range(rounds[0], rounds[-1] + 1)):
+        return f"rounds {rounds[0]}-{rounds[-1]}"
+    return "rounds " + ", ".join(map(str, rounds))
+
+
+def _never_candidate(graph: Graph, a: Node, b: Node) -> str:
+    for n in (a, b):
+        if n.category in _NEVER_FUSED:
+            what = _NEVER_FUSED[n.category]
+            kernel = f" ({n.extern_kernel})" if n.extern_kernel else ""
+            return f"{n.name} is {what}{kernel}"
+    shared = _shared_buffers(a, b)
+    adjacent = any(
+        (e.src, e.dst) in ((a.name, b.name), (b.name, a.name)) for e in graph.edges
+    )
+    if not shared and not adjacent:
+        return f"they share no buffer ({_io(a)}; {_io(b)}) and neither feeds the other"
+    dropped = sum(r.verdicts_dropped for r in graph.rounds)
+    note = f"; {dropped} scan verdicts were not recorded" if dropped else ""
+    return (
+        f"they share {', '.join(shared) or 'an edge'} but no can_fuse decision between "
+        f"their groups was recorded{note}"
+    )
+
+
+def _shared_buffers(a: Node, b: Node) -> list[str]:
+    bufs_a = {x.buffer for x in a.reads + a.writes}
+    return sorted(bufs_a & {x.buffer for x in b.reads + b.writes})
+
+
+def _io(n: Node) -> str:
+    reads = ", ".join(x.buffer for x in n.reads) or "nothing"
+    writes = ", ".join(x.buffer for x in n.writes) or "nothing"
+    return f"{n.name} reads {reads}, writes {writes}"
+
+
+def ledger_rows(round: Round) -> list[dict]:  # noqa: A002 (the documented name)
+    """One flat row per candidate, in score order, then one per rejecting scan verdict.
+
+    Every row has the same keys: phase, rank, a, b, outcome, reasons, ``score_<field>``
+    for every score field of the round, ms_a, ms_b, ms_fused, speedup, spill,
+    n_spills (the most any timed kernel spilled), bytes_saved.
+    """
+    score_keys = list(dict.fromkeys(k for c in round.candidates for k in c.score))
+    rows = []
+    for c in round.candidates:
+        row = _row("candidate", c.rank, c.a, c.b, c.outcome, c.reasons, score_keys)
+        row.update({f"score_{k}": c.score.get(k) for k in score_keys})
+        row.update(_bench_cells(c.benchmark), bytes_saved=c.bytes_saved)
+        rows.append(row)
+    for v in round.verdicts:
+        if not v.ok:
+            rows.append(_row("scan", None, v.a, v.b, "rejected", v.reasons, score_keys))
+    return rows
+
+
+def _row(phase, rank, a, b, outcome, reasons, score_keys) -> dict:
+    row = {
+        "phase": phase,
+        "rank": rank,
+        "a": a,
+        "b": b,
+        "outcome": outcome,
+        "reasons": "; ".join(r.text for r in reasons),
+    }
+    row.update({f"score_{k}": None for k in score_keys})
+    row.update(_bench_cells(None), bytes_saved=None)
+    return row
+
+
+def _bench_cells(b: Benchmark | None) -> dict:
+    if b is None:
+        return dict.fromkeys(("ms_a", "ms_b", "ms_fused", "speedup", "spill", "n_spills"))
+    spills = [k.n_spills for k in b.kernels if k.n_spills is not None]
+    return {
+        "ms_a": b.ms_a,
+        "ms_b": b.ms_b,
+        "ms_fused": b.ms_fused,
+        "speedup": b.speedup,
+        "spill": b.spill or None,
+        "n_spills": max(spills) if spills else None,
+    }
+
+
+def filter_rows(
+    rows: list[dict], *, outcome: str | None = None, reason: str | None = None
+) -> list[dict]:
+    """Rows with ``outcome`` ("rejected" = any not fused) and ``reason`` in their reasons."""
+    out = rows
+    if outcome == "rejected":
+        out = [r for r in out if r.get("outcome") != "fused"]
+    elif outcome:
+        out = [r for r in out if r.get("outcome") == outcome]
+    if reason:
+        needle = reason.lower()
+        out = [r for r in out if needle in str(r.get("reasons") or "").lower()]
+    return list(out)
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, tuple | list):
+        return "+".join(map(str, value))
+    return str(value)
+
+
+def _columns(rows) -> list[str]:
+    return list(dict.fromkeys(k for r in rows for k in r))
+
+
+def rows_to_csv(rows) -> str:
+    """Rows as CSV with a header; groups are written as ``op1+op2``."""
+    rows = list(rows)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    columns = _columns(rows)
+    writer.writerow(columns)
+    for r in rows:
+        writer.writerow([_text(r.get(k)) for k in columns])
+    return buf.getvalue()
+
+
+def rows_to_markdown(rows) -> str:
+    """Rows as a GitHub-flavoured Markdown table."""
+    rows = list(rows)
+    columns = _columns(rows)
+    if not columns:
+        return ""
+
+    def cell(value) -> str:
+        return _text(value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r.get(k)) for k in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def graph_summary(graph: Graph) -> dict:
+    """Headline numbers of one graph.
+
+    ``node_reduction`` is pre-fusion nodes per final group (3.0: a third as many);
+    ``speedup_vs_eager`` is eager time over compiled time; missing values are None.
+    """
+    t = graph.timing
+    compiled = t.compiled_ms if t else None
+    eager = t.eager_ms if t else None
+    candidates = [c for r in graph.rounds for c in r.candidates]
+    final = graph.final_groups or (graph.rounds[-1].groups_after if graph.rounds else ())
+    return {
+        "nodes": len(graph.nodes),
+        "kernels": len(graph.kernels),
+        "rounds": len(graph.rounds),
+        "fusions": sum(len(r.fusions) for r in graph.rounds),
+        "compiled_ms": compiled,
+        "eager_ms": eager,
+        "speedup_vs_eager": eager / compiled if compiled and eager else None,
+        "node_reduction": len(graph.nodes) / len(final) if final else None,
+        "benchmark_decisions": sum(c.benchmark is not None for c in candidates),
+        "spill_rejections": sum(
+            c.outcome == "spill" or bool(c.benchmark and c.benchmark.spill)
+            for c in candidates
+        ),
+        "compile_s": graph.compile_s,
+    }

@@ -1,0 +1,68 @@
+"""Chart data for a graph: kernel times, per-step node and traffic series, benchmarks.
+
+Pure lists and dicts, so charts (pyqtgraph) and exports draw the same numbers.
+"""
+
+from __future__ import annotations
+
+from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.model.trace import Graph
+
+
+def kernel_times(graph: Graph) -> list[tuple[str, float, str]]:
+    """(kernel name, ms, kind) of every kernel with a measured time, in call order."""
+    return [(k.name, k.ms, k.kind) for k in graph.kernels if k.ms is not None]
+
+
+def round_series(graph: Graph) -> dict[str, list]:
+    """One value per fusion step (index i is ``fusion_steps(graph)[i]``).
+
+    Keys: ``label`` ("before", "r1", ..., "final" when a post-fusion pass changed
+    groups), ``nodes`` (groups at the step), ``bytes`` (estimated memory traffic:
+    the nodes' own byte estimates minus the ``bytes_saved`` of every fusion so far,
+    which is how Inductor scores a fusion), ``wall_s`` (the round's wall time; 0 for
+    the before and final steps).
+    """
+    own = {n.name: n.bytes for n in graph.nodes}
+    series: dict[str, list] = {"label": [], "nodes": [], "bytes": [], "wall_s": []}
+    saved = 0
+    for step in fusion_steps(graph):
+        rnd = step.round
+        if rnd is not None:
+            saved += sum(f.bytes_saved for f in rnd.fusions)
+        label = "before" if step.label == "before fusion" else step.label
+        series["label"].append(f"r{rnd.index}" if rnd is not None else label)
+        series["nodes"].append(len(step.groups))
+        series["bytes"].append(sum(own.get(n, 0) for g in step.groups for n in g) - saved)
+        series["wall_s"].append(rnd.wall_s if rnd is not None else 0.0)
+    return series
+
+
+def benchmark_points(graph: Graph) -> list[dict]:
+    """One point per candidate that benchmark_fusion decided, in round then rank order.
+
+    Keys: round, rank, a, b, outcome, speedup (None when not timed), fuse, spill,
+    ms_a, ms_b, ms_fused.
+    """
+    points = []
+    for rnd in graph.rounds:
+        for c in rnd.candidates:
+            b = c.benchmark
+            if b is None:
+                continue
+            points.append(
+                {
+                    "round": rnd.index,
+                    "rank": c.rank,
+                    "a": c.a,
+                    "b": c.b,
+                    "outcome": c.outcome,
+                    "speedup": b.speedup,
+                    "fuse": b.fuse,
+                    "spill": b.spill,
+                    "ms_a": b.ms_a,
+                    "ms_b": b.ms_b,
+                    "ms_fused": b.ms_fused,
+                }
+            )
+    return points
