@@ -1,0 +1,105 @@
+"""Trace files: round trip, atomic gzip writes, clear errors, old versions keep loading."""
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from fusionviz.model import trace_io
+from fusionviz.model.trace import VERSION, Graph, Node, Script, Trace
+from fusionviz.model.trace_io import LoadReport, TraceError, load_trace, save_trace
+
+DATA = Path(__file__).parents[1] / "data"
+REAL = sorted(DATA.glob("*.json.gz"))
+
+
+def _small() -> Trace:
+    node = Node(name="op0", type="SchedulerNode", category="pointwise")
+    return Trace(script=Script(path="x.py", status="ok"), graphs=(Graph(index=0, nodes=(node,)),))
+
+
+@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_round_trip(tmp_path, suffix):
+    path = tmp_path / f"t{suffix}"
+    save_trace(_small(), path)
+    assert load_trace(path, strict=True) == _small()
+    assert (path.read_bytes()[:2] == b"\x1f\x8b") == (suffix == ".json.gz")
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left
+
+
+@pytest.mark.parametrize("path", REAL, ids=[p.name for p in REAL])
+def test_every_committed_trace_loads_and_round_trips(path, tmp_path):
+    trace = load_trace(path, strict=True)
+    assert trace.version <= VERSION and trace.graphs
+    save_trace(trace, tmp_path / "again.json.gz")
+    assert load_trace(tmp_path / "again.json.gz") == trace
+
+
+def test_version_1_fixture_still_loads():
+    trace = load_trace(DATA / "v1_cpu_mlp_block.json.gz", strict=True)
+    assert trace.version == 1 and [g.kind for g in trace.graphs] == ["forward", "backward"]
+
+
+def _write(tmp_path, data, name="bad.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_newer_version_is_refused_with_a_clear_message(tmp_path):
+    data = trace_io.to_dict(_small())
+    data["version"] = VERSION + 1
+    with pytest.raises(TraceError, match=r"bad\.json: trace version \d+ is newer.*upgrade"):
+        load_trace(_write(tmp_path, data))
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ("{not json", "invalid JSON"),
+        ({"format": "something-else", "version": 1}, "not a fusionviz trace"),
+        ({"format": "fusionviz-trace", "version": "one"}, "bad trace version"),
+        ({"format": "fusionviz-trace", "version": 1, "graphs": [{"index": "zero"}]},
+         r"trace\.graphs\[0\]\.index: expected int, got str"),
+        ({"format": "fusionviz-trace", "version": 1, "graphs": [{}]},
+         r"trace\.graphs\[0\]: missing field 'index'"),
+        ({"format": "fusionviz-trace", "version": 1, "script": []},
+         r"trace\.script: expected an object"),
+    ],
+)
+def test_malformed_files_name_the_problem(tmp_path, data, message):
+    with pytest.raises(TraceError, match=message):
+        load_trace(_write(tmp_path, data))
+
+
+def test_truncated_gzip_is_an_error_not_a_crash(tmp_path):
+    blob = gzip.compress(json.dumps(trace_io.to_dict(_small())).encode())
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(TraceError, match="cut.json.gz: cannot read"):
+        load_trace(path)
+
+
+def test_size_cap(tmp_path):
+    path = tmp_path / "t.json"
+    save_trace(_small(), path)
+    with pytest.raises(TraceError, match="larger than 10 bytes"):
+        load_trace(path, max_bytes=10)
+
+
+def test_unknown_fields_lenient_or_strict(tmp_path):
+    data = trace_io.to_dict(_small())
+    data["graphs"][0]["future_field"] = 1
+    path = _write(tmp_path, data)
+    report = LoadReport()
+    assert load_trace(path, report=report).graphs[0].index == 0
+    assert report.ignored == ["trace.graphs[0].future_field"]
+    with pytest.raises(TraceError, match="unknown field"):
+        load_trace(path, strict=True)
+
+
+def test_no_pickle_or_code_execution(tmp_path):
+    payload = {"format": "fusionviz-trace", "version": 1, "env": {"__reduce__": "os.system"}}
+    trace = load_trace(_write(tmp_path, payload))
+    assert trace.env == {"__reduce__": "os.system"}  # data stays data
