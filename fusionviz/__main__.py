@@ -6,14 +6,26 @@ import argparse
 import sys
 
 from fusionviz.cli_capture import add_capture_args, capture_command
+from fusionviz.cli_experiment import add_experiment_args, experiment_command
 from fusionviz.model.summary import summary_text
 from fusionviz.model.trace_io import TraceError, load_trace
+
 
 def _capture_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="fusionviz capture", description="Run SCRIPT under capture and write a trace."
     )
     add_capture_args(ap)
+    return ap
+
+
+def _experiment_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="fusionviz experiment",
+        description="Measure what fusion decisions are worth: capture SCRIPT as a baseline "
+        "and as variants, then compare them (traces + report.md in the output folder).",
+    )
+    add_experiment_args(ap)
     return ap
 
 
@@ -26,6 +38,8 @@ def _summary_parser() -> argparse.ArgumentParser:
 
 USAGE = """usage: fusionviz [TRACE | SCRIPT] [--device D] [--mode M] [--benchmark-fusion]
        fusionviz capture SCRIPT [SCRIPT_ARGS...] -o TRACE [options] [-- ARGS...]
+       fusionviz experiment SCRIPT (--sweep-rounds | --ab K=V | --forbid A,B | --force A,B
+                            | --keep-spills) -o DIR [options]
        fusionviz summary TRACE [--rounds]
 
 With no command, open the explorer window on TRACE or SCRIPT (or capture the
@@ -42,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         opts = _capture_parser().parse_intermixed_args(argv)
         opts.script_args = [*opts.script_args, *extra]
         return capture_command(opts)
+    if argv[:1] == ["experiment"]:
+        argv, extra = _split_dashes(argv[1:])
+        opts = _experiment_parser().parse_intermixed_args(argv)
+        opts.script_args = [*opts.script_args, *extra]
+        return experiment_command(opts)
     if argv[:1] == ["summary"]:
         opts = _summary_parser().parse_args(argv[1:])
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 PREFIX = "FUSIONVIZ "
-EVENTS = ("start", "graph_start", "round", "graph_done", "timing", "done")
+EVENTS = ("start", "graph_start", "round", "graph_done", "timing", "done", "variant")
 
 
 def encode_progress(event: str, **fields) -> str:

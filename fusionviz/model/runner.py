@@ -21,6 +21,7 @@ from pathlib import Path
 from fusionviz.model import trace_io
 from fusionviz.model.protocol import parse_progress
 from fusionviz.model.trace import Script, Trace
+from fusionviz.model.whatif import WhatIf
 
 __all__ = [
     "capture_argv", "capture_env", "default_example", "examples", "finalize_trace",
@@ -53,6 +54,7 @@ def capture_argv(
     device: str = "auto",
     script_args=(),
     timing: bool = True,
+    whatif: WhatIf | None = None,
 ) -> list[str]:
     """The command line that runs ``script`` under capture, writing ``out``."""
     argv = [sys.executable, "-u", "-m", "fusionviz.model.capture", "--out", str(out),
@@ -65,6 +67,8 @@ def capture_argv(
         argv += ["--config", f"{key}={value!r}" if isinstance(value, str) else f"{key}={value}"]
     if not timing:
         argv.append("--no-timing")
+    if whatif is not None:
+        argv += whatif.to_argv()
     return [*argv, "--", str(script), *map(str, script_args)]
 
 

@@ -207,6 +207,7 @@ class Timing:
     repeats: int = 0
     method: str = ""  # how per-kernel times were taken
     note: str = ""  # why something is missing
+    max_abs_diff: float | None = None  # compiled vs eager outputs on the same inputs
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import traceback
 
 from fusionviz.model.settings import parse_config
 from fusionviz.model.trace import Script
+from fusionviz.model.whatif import WhatIf, parse_pair
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -25,6 +26,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     ap.add_argument("--no-timing", action="store_true")
+    ap.add_argument("--stop-after-round", type=int, default=None, metavar="K")
+    ap.add_argument("--forbid", action="append", default=[], metavar="OP_A,OP_B")
+    ap.add_argument("--force", action="append", default=[], metavar="OP_A,OP_B")
+    ap.add_argument("--keep-spills", action="store_true")
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     return ap.parse_args(argv)
@@ -42,6 +47,18 @@ def inductor_settings(opts: argparse.Namespace) -> dict:
         settings["benchmark_fusion"] = True
     settings.update(parse_config(opts.config))
     return settings
+
+
+def whatif_from(opts: argparse.Namespace) -> WhatIf:
+    try:
+        return WhatIf(
+            stop_after_round=opts.stop_after_round,
+            forbid=tuple(parse_pair(p) for p in opts.forbid),
+            force=tuple(parse_pair(p) for p in opts.force),
+            keep_spills=opts.keep_spills,
+        )
+    except ValueError as e:
+        raise SystemExit(f"fusionviz: {e}") from e
 
 
 def run_script(path: str, args: list[str]) -> tuple[str, int, str, str]:
@@ -71,16 +88,18 @@ def main(argv: list[str] | None = None) -> int:
         out_stream.write(line + "\n")
         out_stream.flush()
 
+    import torch  # noqa: F401 - after CUDA_VISIBLE_DEVICES
+
     from fusionviz.model.capture.hooks import Hooks
     from fusionviz.model.capture.session import Recorder
 
-    import torch  # noqa: F401 - after CUDA_VISIBLE_DEVICES
-
     settings = inductor_settings(opts)
+    whatif = whatif_from(opts)
     script = Script(path=os.path.abspath(opts.script), argv=tuple(opts.args))
+    requested = {k: v for k, v in settings.items() if _plain(v)}
     rec = Recorder(opts.out, script, measure_runtime=not opts.no_timing, emit=emit,
-                   requested={k: v for k, v in settings.items() if _plain(v)})
-    hooks = Hooks(rec)
+                   requested={**requested, **whatif.to_config()})
+    hooks = Hooks(rec, whatif)
     hooks.install()
     from fusionviz.model.trace import Capabilities
 

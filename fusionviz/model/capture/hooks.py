@@ -9,20 +9,25 @@ the trace's capabilities. See shared research ``inductor-hooks.md`` for the map.
 from __future__ import annotations
 
 import importlib
+import inspect
 import time
 
 from fusionviz.model.capture.graph_record import GraphRecord
+from fusionviz.model.capture.nodes import members
 from fusionviz.model.capture.patcher import Patcher
 from fusionviz.model.capture.rounds import BenchRecord, ReasonSink, RoundRecorder
 from fusionviz.model.trace import BenchKernel, Reason
+from fusionviz.model.whatif import WhatIf, matches
 
 # Backend checks that reject pairs silently (no WhyNoFuse): record which said False.
 _SILENT_CHECKS = (
     ("torch._inductor.codegen.simd", "SIMDScheduling", ("can_fuse", "can_fuse_vertical", "can_fuse_horizontal")),
     ("torch._inductor.codegen.cpp", "CppScheduling", ("can_fuse_vertical", "can_fuse_horizontal")),
-    ("torch._inductor.choices", "InductorChoices", ("can_fuse", "can_fuse_vertical", "can_fuse_horizontal")),
     ("torch._inductor.scheduler", "Scheduler", ("can_fuse_vertical",)),
 )
+# Heuristics "not needed for correctness" (Inductor's words): a forced pair skips them.
+_HEURISTIC_CHECKS = ("can_fuse", "can_fuse_vertical", "can_fuse_horizontal")
+_HEURISTIC_VETOES = ("can_fusion_increase_peak_memory", "are_long_distant_nodes")
 _KERNEL_BACKENDS = (
     ("torch._inductor.codegen.triton", "TritonScheduling", "triton"),
     ("torch._inductor.codegen.cpp", "CppScheduling", "cpp"),
@@ -44,12 +49,14 @@ def _cls(module: str, name: str):
 class Hooks:
     """Installs the wrappers and routes their events to a ``Recorder``."""
 
-    def __init__(self, recorder) -> None:
+    def __init__(self, recorder, whatif: WhatIf | None = None) -> None:
         self.rec = recorder  # session.Recorder: graph lifecycle, errors, progress
+        self.whatif = whatif or WhatIf()
         self.p = Patcher(recorder.on_error)
         self.sinks: list[ReasonSink] = []
         self.benches: list[BenchRecord] = []
         self.can_fuse_depth = 0
+        self.forcing = 0  # > 0 while can_fuse runs for a forced pair
 
     # -- installation ---------------------------------------------------------
     def install(self) -> None:
@@ -78,6 +85,15 @@ class Hooks:
             owner = _cls(mod, name)
             for m in methods:
                 w(owner, m, self._silent_check(f"{name}.{m}"))
+        choices = _cls("torch._inductor.choices", "InductorChoices")
+        for m in _HEURISTIC_CHECKS:
+            w(choices, m, self._silent_check(f"InductorChoices.{m}", bypass=True))
+        if self.whatif.force:
+            for m in _HEURISTIC_VETOES:
+                w(sched, m, self._veto_unless_forced)
+        if self.whatif.keep_spills:
+            w(_cls("torch._inductor.codegen.triton", "TritonScheduling"),
+              "benchmark_codegened_module", self._keep_spills)
 
     def uninstall(self) -> None:
         self.p.undo()
@@ -131,6 +147,9 @@ class Hooks:
             g = self.rec.current
             if g is None or not g.in_fuse_nodes or g.round is not None:
                 return orig(scheduler, nodes, *args, **kwargs)
+            stop = self.whatif.stop_after_round
+            if stop is not None and len(g.rounds) >= stop:
+                return nodes  # unchanged: fuse_nodes sees no progress and stops
             reorder = bool(kwargs.get("is_reorder_round", args[0] if args else False))
             g.round = RoundRecorder(len(g.rounds) + 1, reorder, nodes)
             try:
@@ -157,6 +176,8 @@ class Hooks:
             pairs = orig(scheduler, *args, **kwargs)
             rnd = self._round()
             if rnd is not None:
+                if self.whatif.force and args:
+                    pairs = self.p.guard("force", self._inject_forced, args[0], pairs) or pairs
                 self.p.guard("candidates", rnd.on_candidates, pairs)
             return pairs
 
@@ -177,11 +198,22 @@ class Hooks:
             if self.can_fuse_depth:  # nested call: its reasons belong to the outer one
                 return orig(scheduler, node1, node2, *args, **kwargs)
             sink = ReasonSink()
+            rule = self._rule(node1, node2)
+            if rule and rule[0] == "forbid":
+                sink.reasons.append(Reason(f"forbidden by a fusionviz rule ({','.join(rule[1])})",
+                                           "fusionviz.forbid"))
+                rnd = self._round()
+                if rnd is not None:
+                    self.p.guard("can_fuse", rnd.on_can_fuse, node1, node2, False, sink)
+                return False
+            forced = rule is not None
             self.sinks.append(sink)
             self.can_fuse_depth += 1
+            self.forcing += forced
             try:
                 ok = orig(scheduler, node1, node2, *args, **kwargs)
             finally:
+                self.forcing -= forced
                 self.can_fuse_depth -= 1
                 self.sinks.pop()
             rnd = self._round()
@@ -201,9 +233,11 @@ class Hooks:
 
         return why_call
 
-    def _silent_check(self, label: str):
+    def _silent_check(self, label: str, bypass: bool = False):
         def factory(orig):
             def check(*args, **kwargs):
+                if bypass and self.forcing:
+                    return True  # a forced pair skips Inductor's fusion heuristics
                 ok = orig(*args, **kwargs)
                 if not ok and self.sinks:
                     self.sinks[-1].checks.append(label)
@@ -227,6 +261,8 @@ class Hooks:
     # -- benchmark fusion -------------------------------------------------------
     def _speedup_by_fusion(self, orig):
         def speedup_by_fusion(scheduler, node1, node2, *args, **kwargs):
+            if self.whatif.force and self._rule(node1, node2):
+                return _fuse_now(orig)
             rnd = self._round()
             att = rnd.attempt_for(node1, node2) if rnd is not None else None
             bench = BenchRecord()
@@ -277,6 +313,58 @@ class Hooks:
             if self.benches:
                 self.p.guard("benchmark", _add_bench_kernel, self.benches[-1], module, ms)
             return ms, path
+
+        return benchmark_codegened_module
+
+    # -- what-if rules ----------------------------------------------------------------
+    def _rule(self, node1, node2):
+        """("forbid"|"force", pair) when a rule joins these two nodes, else None."""
+        w = self.whatif
+        if not (w.forbid or w.force):
+            return None
+        a, b = set(members(node1)), set(members(node2))
+        for kind, rules in (("forbid", w.forbid), ("force", w.force)):
+            for rule in rules:
+                if matches(rule, a, b):
+                    return kind, rule
+        return None
+
+    def _inject_forced(self, nodes, pairs):
+        """Put each forced pair first in the candidate list (adding it if absent)."""
+        pairs = list(pairs)
+        rnd = self._round()
+        for rule in reversed(self.whatif.force):
+            side = {}
+            for n in nodes:
+                names = set(members(n))
+                for name in rule:
+                    if name in names:
+                        side[name] = n
+            n1, n2 = side.get(rule[0]), side.get(rule[1])
+            if n1 is None or n2 is None or n1 is n2:
+                continue
+            if getattr(n2, "min_order", 0) < getattr(n1, "min_order", 0):
+                n1, n2 = n2, n1
+            pairs = [p for p in pairs if {id(p[0]), id(p[1])} != {id(n1), id(n2)}]
+            pairs.insert(0, (n1, n2))
+            rnd.forced.add((id(n1), id(n2)))
+        return pairs
+
+    def _veto_unless_forced(self, orig):
+        def veto(*args, **kwargs):
+            return False if self.forcing else orig(*args, **kwargs)
+
+        return veto
+
+    def _keep_spills(self, orig):
+        params = inspect.signature(orig).parameters
+
+        def benchmark_codegened_module(*args, **kwargs):
+            if "n_spills_threshold" in params:
+                kwargs["n_spills_threshold"] = 2**30  # time spilling kernels too
+            if "skip_perf_cache" in params:
+                kwargs["skip_perf_cache"] = True  # an old memo may hold the veto
+            return orig(*args, **kwargs)
 
         return benchmark_codegened_module
 
@@ -331,6 +419,12 @@ class Hooks:
             return out
 
         return codegen_extern_call
+
+
+def _fuse_now(speedup_by_fusion):
+    """'Fuse, no benchmark' in the return type of this torch's speedup_by_fusion."""
+    result_cls = getattr(inspect.getmodule(speedup_by_fusion), "FusionResult", None)
+    return result_cls.fuse(True) if result_cls is not None else True
 
 
 def _why_reason(reason: str, args: tuple) -> Reason:

@@ -67,10 +67,9 @@ def short_op(target: object) -> str:
 
 
 def _origin(fx_node) -> Origin:
-    frame = None
     stack = fx_node.meta.get("stack_trace") or ""
-    for frame in _FRAME.finditer(stack):
-        pass
+    frames = list(_FRAME.finditer(stack))
+    frame = frames[-1] if frames else None  # the innermost frame: the user's own line
     if frame is None:
         return Origin(name=fx_node.name, target=str(fx_node.target))
     return Origin(

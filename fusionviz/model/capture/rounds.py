@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from fusionviz.model.capture.nodes import members
 from fusionviz.model.trace import (
-    Benchmark,
     BenchKernel,
+    Benchmark,
     Candidate,
     Fusion,
     Group,
@@ -134,18 +134,21 @@ class RoundRecorder:
         self.groups_before = tuple(members(n) for n in nodes)
         self.scanning = True
         self.scores: dict[tuple[int, int], dict] = {}
-        self.candidates: list[tuple[Group, Group, dict]] = []
+        self.candidates: list[tuple[Group, Group, dict, bool]] = []
         self.verdicts: list[Verdict] = []
         self.verdicts_dropped = 0
         self.attempts: list[Attempt] = []
         self.fusions: list[Fusion] = []
+        self.forced: set[tuple[int, int]] = set()  # candidate pairs put first by a rule
 
     def on_score(self, n1, n2, key) -> None:
         self.scores[(id(n1), id(n2))] = score_fields(key)
 
     def on_candidates(self, pairs) -> None:
         self.candidates = [
-            (members(a), members(b), self.scores.get((id(a), id(b)), {})) for a, b in pairs
+            (members(a), members(b), self.scores.get((id(a), id(b)), {}),
+             (id(a), id(b)) in self.forced)
+            for a, b in pairs
         ]
         self.scanning = False
 
@@ -193,10 +196,10 @@ class RoundRecorder:
         unused = list(self.attempts)
         saved = {(f.a, f.b): f.bytes_saved for f in self.fusions}
         out = []
-        for rank, (a, b, score) in enumerate(self.candidates):
+        for rank, (a, b, score, forced) in enumerate(self.candidates):
             att = next((t for t in unused if _covers(t.a, a) and _covers(t.b, b)), None)
             if att is None:
-                out.append(Candidate(rank, a, b, score, outcome="skipped"))
+                out.append(Candidate(rank, a, b, score, outcome="skipped", forced=forced))
                 continue
             unused.remove(att)
             out.append(
@@ -209,6 +212,7 @@ class RoundRecorder:
                     reasons=att.reasons + _bench_reasons(att),
                     benchmark=att.bench.to_benchmark() if att.bench else None,
                     bytes_saved=saved.get((att.a, att.b)) if att.fused else None,
+                    forced=forced,
                     tried=(att.a, att.b) if (att.a, att.b) != (a, b) else (),
                 )
             )

@@ -163,12 +163,27 @@ def measure(module, call, inputs, gm, records, device: str) -> Timing:
         per_kernel_ms(module, call, inputs, records, clock)
     except Exception as e:  # noqa: BLE001
         notes.append(f"per-kernel timing failed: {e}")
-    eager = None
+    eager = diff = None
     if gm is not None:
         try:
             with torch.no_grad():
                 eager, _ = clock.repeat(lambda: gm(*inputs))
+                diff = max_abs_diff(call(list(clone_inputs(inputs))), gm(*clone_inputs(inputs)))
         except Exception as e:  # noqa: BLE001
             notes.append(f"eager run of the graph failed: {type(e).__name__}: {e}")
     method = "cuda events around each launch" if clock.cuda else "perf_counter around each call"
-    return Timing(compiled_ms=compiled, eager_ms=eager, repeats=n, method=method, note="; ".join(notes))
+    return Timing(compiled_ms=compiled, eager_ms=eager, repeats=n, method=method,
+                  note="; ".join(notes), max_abs_diff=diff)
+
+
+def max_abs_diff(compiled, eager) -> float | None:
+    """Largest |compiled - eager| over the floating-point outputs both runs returned."""
+    if isinstance(eager, torch.Tensor):
+        eager = (eager,)
+    worst = None
+    for c, e in zip(compiled or (), eager or ()):
+        if isinstance(c, torch.Tensor) and isinstance(e, torch.Tensor) and c.shape == e.shape \
+                and c.is_floating_point() and c.numel():
+            d = float((c.float() - e.float()).abs().max())
+            worst = d if worst is None else max(worst, d)
+    return worst

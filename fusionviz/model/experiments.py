@@ -1,0 +1,211 @@
+"""What-if experiments: capture a script as a baseline and as variants, then compare.
+
+Every variant is its own capture child (fresh process, fresh cache directory, caches
+off), so no variant is ever served a cached baseline nor leaves one behind. Results
+go to a folder: one trace per variant, ``experiment.json`` (what was run) and
+``report.md`` / ``report.csv``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fusionviz.model import compare as cmp
+from fusionviz.model.runner import run_capture
+from fusionviz.model.trace import Candidate, Trace
+from fusionviz.model.whatif import Pair, WhatIf, matches
+
+Progress = Callable[[dict], None]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One capture of an experiment."""
+
+    label: str
+    file: str
+    trace: Trace
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A finished experiment: its captures and its Markdown report."""
+
+    kind: str
+    script: str
+    variants: tuple[Variant, ...]  # the baseline first
+    report: str
+
+
+def _capture(script, out_dir: Path, label, file, progress, i, n, **options) -> Variant:
+    if progress:
+        progress({"event": "variant", "index": i, "of": n, "label": label})
+
+    def forward(msg):
+        if progress:
+            progress({**msg, "variant": i})
+
+    trace = run_capture(script, str(out_dir / file), on_progress=forward, **options)
+    return Variant(label, file, trace)
+
+
+def _finish(kind: str, script: str, out_dir: Path, variants, report: str, csv: str) -> Experiment:
+    (out_dir / "report.md").write_text(report)
+    (out_dir / "report.csv").write_text(csv)
+    meta = {
+        "kind": kind, "script": script,
+        "variants": [{"label": v.label, "trace": v.file, "status": v.trace.script.status}
+                     for v in variants],
+        "report": "report.md",
+    }
+    (out_dir / "experiment.json").write_text(json.dumps(meta, indent=1))
+    return Experiment(kind, script, tuple(variants), report)
+
+
+def estimated_bytes(trace: Trace) -> int:
+    """Inductor's traffic estimate after the recorded fusions (all graphs)."""
+    total = 0
+    for g in trace.graphs:
+        total += sum(n.bytes for n in g.nodes)
+        total -= sum(f.bytes_saved for r in g.rounds for f in r.fusions)
+    return total
+
+
+def sweep_rows(variants) -> list[dict]:
+    """One row per 'fusion stopped after round k' variant, for the chart and table."""
+    rows = []
+    for v in variants:
+        m = cmp.metrics(v.trace)
+        rows.append({
+            "variant": v.label,
+            "kernels": m["Kernels"],
+            "nodes": sum(len(g.final_groups) for g in v.trace.graphs),
+            "est_bytes": estimated_bytes(v.trace),
+            "compiled_ms": m["Compiled runtime (ms)"],
+            "compile_s": m["FX compile time (s)"],
+        })
+    return rows
+
+
+def _rows_markdown(rows: list[dict]) -> str:
+    keys = list(rows[0])
+    out = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for r in rows:
+        out.append("| " + " | ".join(
+            f"{v:.3f}" if isinstance(v, float) else ("-" if v is None else str(v))
+            for v in r.values()) + " |")
+    return "\n".join(out)
+
+
+def _rows_csv(rows: list[dict]) -> str:
+    keys = list(rows[0])
+    return "\n".join([",".join(keys)] + [",".join("" if r[k] is None else str(r[k]) for k in keys)
+                                         for r in rows]) + "\n"
+
+
+def sweep_rounds(script: str, out_dir: str, *, progress: Progress | None = None,
+                 **options) -> Experiment:
+    """Recompile with fusion stopped after round k, for k = 0 … R (R: the baseline's rounds)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    base = _capture(script, out, "baseline", "baseline.json.gz", progress, 0, None, **options)
+    rounds = max((len(g.rounds) for g in base.trace.graphs), default=0)
+    n = rounds + 2
+    variants = [base]
+    for k in range(rounds + 1):
+        variants.append(_capture(script, out, f"after round {k}", f"round_{k}.json.gz",
+                                 progress, k + 1, n, whatif=WhatIf(stop_after_round=k), **options))
+    rows = sweep_rows(variants[1:])
+    report = (f"## Runtime after fusion round k: {Path(script).name}\n\n{_rows_markdown(rows)}\n\n"
+              + cmp.report_markdown(cmp.compare(base.trace, variants[1].trace, "all rounds",
+                                                "no fusion"), "All rounds vs no fusion"))
+    return _finish("sweep", script, out, variants, report, _rows_csv(rows))
+
+
+def ab(script: str, out_dir: str, config_b: dict, *, config_a: dict | None = None,
+       label_a: str = "", label_b: str = "", progress: Progress | None = None,
+       whatif_b: WhatIf | None = None, **options) -> Experiment:
+    """Capture under two settings (A: ``config_a``, B: ``config_b``) and compare them."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    base_cfg = options.pop("config", None) or {}
+    label_a = label_a or _label(config_a) or "default"
+    label_b = label_b or _label(config_b) or (whatif_b and _label(whatif_b.to_config())) or "variant"
+    a = _capture(script, out, label_a, "a.json.gz", progress, 0, 2,
+                 config={**base_cfg, **(config_a or {})}, **options)
+    b = _capture(script, out, label_b, "b.json.gz", progress, 1, 2,
+                 config={**base_cfg, **config_b}, whatif=whatif_b, **options)
+    c = cmp.compare(a.trace, b.trace, label_a, label_b)
+    report = cmp.report_markdown(c, f"{label_a} vs {label_b}: {Path(script).name}")
+    if whatif_b is not None:
+        report += "\n" + rule_notes(b.trace, whatif_b)
+    return _finish("ab", script, out, [a, b], report, cmp.table_csv(c))
+
+
+def _label(config: dict | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (config or {}).items())
+
+
+def rules(script: str, out_dir: str, whatif: WhatIf, **kwargs) -> Experiment:
+    """Baseline vs the same script under forbid/force/keep-spills rules."""
+    return ab(script, out_dir, {}, label_a="baseline", whatif_b=whatif, **kwargs)
+
+
+def pair_outcome(trace: Trace, rule: Pair) -> str:
+    """What happened to a forced or forbidden pair, in one sentence."""
+    for g in trace.graphs:
+        for group in g.final_groups:
+            if rule[0] in group and rule[1] in group:
+                return f"fused (graph {g.index})"
+    tries: list[tuple[int, int, Candidate]] = [
+        (g.index, r.index, c) for g in trace.graphs for r in g.rounds for c in r.candidates
+        if matches(rule, set(c.a), set(c.b))
+    ]
+    if not tries:
+        names = {n.name for g in trace.graphs for n in g.nodes}
+        missing = [x for x in rule if x not in names]
+        if missing:
+            return f"no such node: {', '.join(missing)}"
+        return "never a candidate"
+    gi, ri, c = tries[-1]
+    why = "; ".join(x.text for x in c.reasons) or c.outcome
+    prefix = "illegal" if c.forced and c.outcome == "rejected" else c.outcome
+    return f"{prefix} in graph {gi} round {ri}: {why}"
+
+
+def rule_notes(trace: Trace, whatif: WhatIf) -> str:
+    """Markdown lines saying what each rule did, and the spills that were timed."""
+    lines = ["### Rules", ""]
+    lines += [f"- force {a},{b}: {pair_outcome(trace, (a, b))}" for a, b in whatif.force]
+    lines += [f"- forbid {a},{b}: {pair_outcome(trace, (a, b))}" for a, b in whatif.forbid]
+    if whatif.keep_spills:
+        lines += ["- keep spills: spilling kernels were timed instead of vetoed", ""]
+        lines += spill_lines(trace)
+    return "\n".join(lines) + "\n"
+
+
+def spill_lines(trace: Trace) -> list[str]:
+    """Benchmarked pairs where some kernel spilled registers, with their times."""
+    out = ["| graph | round | pair | outcome | spills (a/b/fused) | ms a | ms b | ms fused | speedup |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for g in trace.graphs:
+        for r in g.rounds:
+            for c in r.candidates:
+                b = c.benchmark
+                if not b or not any(k.n_spills for k in b.kernels):
+                    continue
+                spills = "/".join(str(k.n_spills) for k in b.kernels)
+                out.append(f"| {g.index} | {r.index} | {'_'.join(c.a)} + {'_'.join(c.b)} | "
+                           f"{c.outcome} | {spills} | {b.ms_a} | {b.ms_b} | {b.ms_fused} | "
+                           f"{'-' if b.speedup is None else f'{b.speedup:.3f}'} |")
+    return out if len(out) > 2 else ["(no benchmarked pair spilled)"]
+
+
+def keep_spills(script: str, out_dir: str, **kwargs) -> Experiment:
+    """benchmark_fusion with the spill veto (A) vs with spilling kernels timed (B)."""
+    return ab(script, out_dir, {"benchmark_fusion": True}, config_a={"benchmark_fusion": True},
+              label_a="spill veto", label_b="keep spills", whatif_b=WhatIf(keep_spills=True),
+              **kwargs)

@@ -1,0 +1,67 @@
+"""What-if knobs for a capture: stop fusion after round k, forbid or force pairs,
+let benchmark_fusion time spilling kernels. Pure data, shared by the CLI, the
+experiments and the capture hooks.
+
+Pair rules name pre-fusion scheduler nodes (``op3``); a rule matches a candidate when
+one side contains one of its nodes and the other side the other, so it keeps
+applying after either node has been fused with others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The overrides a variant compiles under (all off by default)."""
+
+    stop_after_round: int | None = None
+    forbid: tuple[Pair, ...] = ()
+    force: tuple[Pair, ...] = ()
+    keep_spills: bool = False
+
+    def active(self) -> bool:
+        return self != WhatIf()
+
+    def to_config(self) -> dict:
+        """How the variant is labelled in a trace's config."""
+        out: dict = {}
+        if self.stop_after_round is not None:
+            out["fusionviz.stop_after_round"] = self.stop_after_round
+        if self.forbid:
+            out["fusionviz.forbid"] = " ".join(f"{a},{b}" for a, b in self.forbid)
+        if self.force:
+            out["fusionviz.force"] = " ".join(f"{a},{b}" for a, b in self.force)
+        if self.keep_spills:
+            out["fusionviz.keep_spills"] = True
+        return out
+
+    def to_argv(self) -> list[str]:
+        """Command-line flags for the capture child."""
+        argv: list[str] = []
+        if self.stop_after_round is not None:
+            argv += ["--stop-after-round", str(self.stop_after_round)]
+        for a, b in self.forbid:
+            argv += ["--forbid", f"{a},{b}"]
+        for a, b in self.force:
+            argv += ["--force", f"{a},{b}"]
+        if self.keep_spills:
+            argv.append("--keep-spills")
+        return argv
+
+
+def parse_pair(text: str) -> Pair:
+    """``"op3,op7"`` → ``("op3", "op7")``; raises ValueError with a clear message."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise ValueError(f"a pair is two different node names joined by a comma, got {text!r}")
+    return parts[0], parts[1]
+
+
+def matches(rule: Pair, a: tuple[str, ...] | set[str], b: tuple[str, ...] | set[str]) -> bool:
+    """Whether the pair of groups (a, b) joins the rule's two nodes, either way round."""
+    x, y = rule
+    return (x in a and y in b) or (y in a and x in b)

@@ -1,0 +1,88 @@
+"""What-if experiments with real CPU compiles: round sweep, forbid/force, A/B, no caches."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fusionviz.model import experiments
+from fusionviz.model.runner import run_capture
+from fusionviz.model.whatif import WhatIf
+
+pytestmark = pytest.mark.torch
+
+SCRIPT = str(Path(__file__).parents[1] / "data" / "scripts" / "whatif_ops.py")
+
+
+def _by_ops(trace, *ops):
+    return next(n.name for n in trace.graphs[0].nodes if set(ops) <= set(n.ops))
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory, monkeypatch_module):
+    # Inductor's caches switched on in the environment must not serve a variant.
+    monkeypatch_module.setenv("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")
+    monkeypatch_module.setenv("TORCHINDUCTOR_AUTOGRAD_CACHE", "1")
+    out = tmp_path_factory.mktemp("sweep")
+    return out, experiments.sweep_rounds(SCRIPT, str(out), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+def test_round_sweep_gives_one_variant_per_round(sweep):
+    out, exp = sweep
+    base, *variants = exp.variants
+    rounds = len(base.trace.graphs[0].rounds)
+    assert rounds >= 3 and len(variants) == rounds + 1
+    nodes = [len(v.trace.graphs[0].final_groups) for v in variants]
+    assert nodes == sorted(nodes, reverse=True)  # monotone non-increasing
+    assert nodes[0] == len(base.trace.graphs[0].nodes) > nodes[-1]
+    for k, v in enumerate(variants):
+        assert len(v.trace.graphs[0].rounds) == k  # every variant's scheduler really ran
+        assert v.trace.config["fusionviz.stop_after_round"] == k
+    kernels = lambda t: [(k.name, k.nodes) for k in t.graphs[0].kernels]  # noqa: E731
+    assert kernels(variants[-1].trace) == kernels(base.trace)
+    meta = json.loads((out / "experiment.json").read_text())
+    assert [m["label"] for m in meta["variants"]][:2] == ["baseline", "after round 0"]
+    report = (out / "report.md").read_text()
+    assert "| after round 0 |" in report and "Net node reduction" in report
+    rows = experiments.sweep_rows(variants)
+    assert [r["nodes"] for r in rows] == nodes
+    assert rows[0]["est_bytes"] > rows[-1]["est_bytes"]
+
+
+def test_forbid_and_force_rules(tmp_path):
+    base = run_capture(SCRIPT, str(tmp_path / "base.json.gz"), device="cpu")
+    g = base.graphs[0]
+    sub, relu, sin, cos = (_by_ops(base, *o) for o in (("sub",), ("relu",), ("sin",), ("cos",)))
+    assert any({relu, sub} <= set(grp) for grp in g.final_groups)  # fused by default
+    rules = WhatIf(forbid=((relu, sub),), force=((sin, relu), (cos, sin)))
+    var = run_capture(SCRIPT, str(tmp_path / "var.json.gz"), device="cpu", whatif=rules)
+    vg = var.graphs[0]
+    assert not any({relu, sub} <= set(grp) for grp in vg.final_groups)
+    for r in vg.rounds:
+        for c in r.candidates:
+            if {relu, sub} <= set(c.a) | set(c.b) and c.outcome != "stale":
+                assert c.outcome != "fused"
+    assert vg.timing.max_abs_diff is not None and vg.timing.max_abs_diff < 1e-4
+    assert experiments.pair_outcome(var, (relu, sub)).startswith(("rejected", "never"))
+    assert experiments.pair_outcome(var, (sin, relu)).startswith("fused")
+    forced = [c for r in vg.rounds for c in r.candidates if c.forced]
+    assert forced and forced[0].rank == 0
+    illegal = experiments.pair_outcome(var, (cos, sin))
+    assert illegal.startswith("illegal") and "returned False" in illegal
+    assert var.script.status == "ok"
+
+
+def test_ab_with_a_config_key_gives_the_report_table(tmp_path):
+    exp = experiments.ab(SCRIPT, str(tmp_path), {"max_fusion_size": 1}, device="cpu")
+    a, b = exp.variants
+    assert b.trace.config["max_fusion_size"] == 1
+    assert sum(len(r.fusions) for r in b.trace.graphs[0].rounds) == 0
+    assert "| Net node reduction | 3 | 0 | -3 |" in exp.report
+    assert (tmp_path / "report.csv").read_text().startswith("metric,default,max_fusion_size=1")
