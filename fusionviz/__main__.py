@@ -36,14 +36,14 @@ def _summary_parser() -> argparse.ArgumentParser:
     return ap
 
 
-USAGE = """usage: fusionviz [TRACE | SCRIPT] [--device D] [--mode M] [--benchmark-fusion]
+USAGE = """usage: fusionviz [TRACE | SCRIPT | EXPERIMENT_DIR] [--device D] [--mode M] [--benchmark-fusion]
        fusionviz capture SCRIPT [SCRIPT_ARGS...] -o TRACE [options] [-- ARGS...]
        fusionviz experiment SCRIPT (--sweep-rounds | --ab K=V | --forbid A,B | --force A,B
                             | --keep-spills) -o DIR [options]
        fusionviz summary TRACE [--rounds]
 
-With no command, open the explorer window on TRACE or SCRIPT (or capture the
-bundled example when neither is given). `fusionviz capture -h` lists its options."""
+With no command, open the explorer window on TRACE, SCRIPT or an experiment folder
+(or capture the bundled example when none is given). `fusionviz capture -h` lists its options."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +82,8 @@ def _split_dashes(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def _open_gui(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="fusionviz")
-    ap.add_argument("path", nargs="?", help="a trace (.json/.json.gz) or a script (.py)")
+    ap.add_argument("path", nargs="?",
+                    help="a trace (.json/.json.gz), a script (.py) or an experiment folder")
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     ap.add_argument("--mode", default=None)
     ap.add_argument("--benchmark-fusion", action="store_true")

@@ -9,6 +9,7 @@ go to a folder: one trace per variant, ``experiment.json`` (what was run) and
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from fusionviz.model import compare as cmp
 from fusionviz.model.runner import run_capture
 from fusionviz.model.trace import Candidate, Trace
+from fusionviz.model.trace_io import TraceError, load_trace
 from fusionviz.model.whatif import Pair, WhatIf, matches
 
 Progress = Callable[[dict], None]
@@ -209,3 +211,63 @@ def keep_spills(script: str, out_dir: str, **kwargs) -> Experiment:
     return ab(script, out_dir, {"benchmark_fusion": True}, config_a={"benchmark_fusion": True},
               label_a="spill veto", label_b="keep spills", whatif_b=WhatIf(keep_spills=True),
               **kwargs)
+
+
+KINDS = ("sweep", "ab", "forbid", "force", "keep_spills")
+
+
+def _setting(key: str, value) -> str:
+    # Strings are quoted so the child's literal_eval reads them back as strings.
+    return f"{key}={value!r}" if isinstance(value, str) else f"{key}={value}"
+
+
+def experiment_argv(script: str, out_dir: str, kind: str, *, pairs=(), config: dict | None = None,
+                    config_a: dict | None = None, mode: str | None = None,
+                    benchmark_fusion: bool = False, device: str = "auto",
+                    timeout: float | None = None, script_args=()) -> list[str]:
+    """The ``fusionviz experiment`` command line the GUI runs as a child.
+
+    ``kind`` is one of ``KINDS``; ``pairs`` are the (node, node) rules of forbid/force,
+    ``config``/``config_a`` the settings of sides B/A of an A/B run.
+    """
+    argv = [sys.executable, "-u", "-m", "fusionviz", "experiment", str(script), "--json-progress",
+            "-o", str(out_dir), "--device", device]
+    if kind == "sweep":
+        argv.append("--sweep-rounds")
+    elif kind == "ab":
+        if not config:
+            raise ValueError("an A/B experiment needs at least one setting for side B")
+        argv += [a for k, v in config.items() for a in ("--ab", _setting(k, v))]
+        argv += [a for k, v in (config_a or {}).items() for a in ("--ab-base", _setting(k, v))]
+    elif kind in ("forbid", "force"):
+        if not pairs:
+            raise ValueError(f"--{kind} needs at least one pair of nodes")
+        argv += [a for x, y in pairs for a in (f"--{kind}", f"{x},{y}")]
+    elif kind == "keep_spills":
+        argv.append("--keep-spills")
+    else:
+        raise ValueError(f"unknown experiment kind {kind!r} (one of {', '.join(KINDS)})")
+    if mode:
+        argv += ["--mode", mode]
+    if benchmark_fusion:
+        argv.append("--benchmark-fusion")
+    if timeout is not None:
+        argv += ["--timeout", str(timeout)]
+    return [*argv, "--", *map(str, script_args)]
+
+
+def read_experiment(folder: str | Path) -> Experiment:
+    """The experiment a ``fusionviz experiment`` run left in ``folder``; ValueError if none."""
+    folder = Path(folder)
+    try:
+        meta = json.loads((folder / "experiment.json").read_text())
+        variants = tuple(Variant(v["label"], v["trace"], load_trace(folder / v["trace"]))
+                         for v in meta["variants"])
+        report_path = folder / meta.get("report", "report.md")
+        report = report_path.read_text() if report_path.is_file() else ""
+        kind, script = meta["kind"], meta.get("script", "")
+    except (OSError, ValueError, KeyError, TypeError, TraceError) as e:
+        raise ValueError(f"{folder} is not a readable experiment folder: {e}") from e
+    if len(variants) < 2:
+        raise ValueError(f"{folder}: an experiment needs two captures, found {len(variants)}")
+    return Experiment(kind, script, variants, report)

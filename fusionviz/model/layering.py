@@ -7,14 +7,21 @@ edge crossings with layer-by-layer barycenter sweeps. ``layout`` places the resu
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
 
+DUMMY_BUDGET = 4  # bend points per node at most, see ``_split_long_edges``
+
 
 @dataclass
 class ProperDag:
-    """The acyclic, proper (unit-span) graph the ordering and placement work on."""
+    """The acyclic, proper graph the ordering and placement work on.
+
+    Every segment spans one layer, except the straight long edges left over when
+    the dummy budget runs out.
+    """
 
     n: int  # real vertices are 0..n-1, dummies n..
     layer: np.ndarray  # (N,) layer of every vertex
@@ -58,10 +65,13 @@ def _longest_path_layers(n: int, src: np.ndarray, dst: np.ndarray):
     rank = [-1] * n
     ready = [v for v in range(n) if indeg[v] == 0]
     ready.reverse()  # pop() then places sources in input order
+    stuck: list[tuple[int, int]] | None = None  # (indeg, vertex) heap, once a cycle shows
     for placed in range(n):
         if not ready:
-            rest = [v for v in range(n) if rank[v] < 0]
-            ready.append(min(rest, key=indeg.__getitem__))
+            if stuck is None:
+                stuck = [(indeg[v], v) for v in range(n) if rank[v] < 0]
+                heapq.heapify(stuck)
+            ready.append(_least_constrained(stuck, indeg, rank))
         v = ready.pop()
         rank[v] = placed
         below = layer[v] + 1
@@ -73,7 +83,23 @@ def _longest_path_layers(n: int, src: np.ndarray, dst: np.ndarray):
             indeg[w] -= 1
             if indeg[w] == 0:
                 ready.append(w)
+            elif stuck is not None:
+                heapq.heappush(stuck, (indeg[w], w))
     return np.array(layer, dtype=np.int64), np.array(rank, dtype=np.int64)
+
+
+def _least_constrained(
+    heap: list[tuple[int, int]], indeg: list[int], rank: list[int]
+) -> int:
+    """Pop the unplaced vertex with the fewest unplaced predecessors.
+
+    Entries are never updated in place: a vertex gets a new entry each time its
+    count drops, and entries of placed vertices or with an old count are skipped.
+    """
+    while True:
+        d, v = heapq.heappop(heap)
+        if rank[v] < 0 and d == indeg[v]:
+            return v
 
 
 def _pull_sources_down(n: int, layer: np.ndarray, src: np.ndarray, dst: np.ndarray):
@@ -94,8 +120,16 @@ def _pull_sources_down(n: int, layer: np.ndarray, src: np.ndarray, dst: np.ndarr
 def _split_long_edges(
     n: int, layer: np.ndarray, src: np.ndarray, dst: np.ndarray
 ) -> ProperDag:
-    """Add one dummy vertex per layer crossed, so every segment spans one layer."""
+    """Add one dummy vertex per layer crossed, so every segment spans one layer.
+
+    Bend points are capped at ``DUMMY_BUDGET`` per node: past it the longest edges
+    stay one straight segment (a buffer read all along a deep graph would otherwise
+    add thousands of dummies per edge and stall the sweeps).
+    """
     span = layer[dst] - layer[src]
+    by_span = np.argsort(span, kind="stable")
+    over = np.cumsum(span[by_span] - 1) > DUMMY_BUDGET * max(n, 1)
+    span[by_span[over]] = 1  # straight: ``order_vertices`` ignores such segments
     first_seg = np.cumsum(span) - span
     edge_of = np.repeat(np.arange(src.size), span)
     step = np.arange(edge_of.size) - first_seg[edge_of]  # 0..span-1 along each edge
@@ -152,14 +186,21 @@ class _Sweeper:
         self.pos = np.empty(layer.size, dtype=np.int64)
         self.pos[order] = np.arange(layer.size) - np.repeat(bounds[:-1], np.diff(bounds))
         self.order, self.bounds = order, bounds.tolist()
-        # Per direction: segments grouped by the layer of the end being reordered,
-        # and how many such segments each vertex has.
+        # 0, 1, 2, ... sliced for every layer instead of rebuilt
+        self.ramp = np.arange(int(np.diff(bounds).max()), dtype=np.int64)
+        # Per direction: segments grouped by the layer of the end being reordered, and
+        # per vertex 1/(its segments on that side), 0 where it has none ("lonely").
+        # Straight long edges (past the dummy budget) join no layer pair: left out.
+        unit = layer[dag.down] - layer[dag.up] == 1
+        up, down = dag.up[unit], dag.down[unit]
         self.sides = []
-        for ends, near in ((dag.down, dag.up), (dag.up, dag.down)):
+        for ends, near in ((down, up), (up, down)):
             by = np.argsort(layer[ends], kind="stable")
             seg_bounds = np.searchsorted(layer[ends][by], np.arange(n_layers + 1))
-            count = np.bincount(ends, minlength=layer.size).astype(float)
-            self.sides.append((ends[by], near[by], seg_bounds.tolist(), count))
+            count = np.bincount(ends, minlength=layer.size)
+            inverse = 1.0 / np.maximum(count, 1) * (count > 0)
+            side = (ends[by], near[by], seg_bounds.tolist(), inverse, count == 0)
+            self.sides.append(side)
 
     def run(self, sweeps: int) -> np.ndarray:
         """Sweep down then up ``sweeps`` times; return the vertices in (layer, position) order."""
@@ -187,20 +228,21 @@ class _Sweeper:
             moved = sort(side, order[lo:hi], s0, s1)
             if moved is not None:
                 order[lo:hi] = moved
-                pos[moved] = np.arange(hi - lo)
+                pos[moved] = self.ramp[: hi - lo]
                 version[k] += 1
             seen[k] = (version[k], version[k + step])
 
     def _narrow(self, side, verts: np.ndarray, s0: int, s1: int):
-        ends, near, _, count = side
+        ends, near, _, inverse, lonely = side
         at, weight = self.pos[ends[s0:s1]].tolist(), self.pos[near[s0:s1]].tolist()
         total = [0.0] * verts.size
         for i, w in zip(at, weight, strict=True):
             total[i] += w
         # Vertices without neighbours on this side keep their place; ties keep order.
-        counts = count[verts].tolist()
+        scale, keep = inverse[verts].tolist(), lonely[verts].tolist()
         bary = [
-            t / c if c else i for i, (t, c) in enumerate(zip(total, counts, strict=True))
+            i if k else t * f
+            for i, (t, f, k) in enumerate(zip(total, scale, keep, strict=True))
         ]
         perm = sorted(range(verts.size), key=bary.__getitem__)
         if all(i == p for i, p in enumerate(perm)):
@@ -208,14 +250,13 @@ class _Sweeper:
         return verts[perm]
 
     def _wide(self, side, verts: np.ndarray, s0: int, s1: int):
-        ends, near, _, count = side
-        pos = self.pos
+        ends, near, _, inverse, lonely = side
+        pos, ramp = self.pos, self.ramp[: verts.size]
         total = np.bincount(
             pos[ends[s0:s1]], weights=pos[near[s0:s1]], minlength=verts.size
         )
-        c = count[verts]
-        bary = np.where(c > 0, total / np.maximum(c, 1.0), np.arange(verts.size))
-        perm = np.argsort(bary, kind="stable")  # ties keep the current order
-        if not (perm[1:] < perm[:-1]).any():
+        bary = total * inverse[verts] + ramp * lonely[verts]
+        perm = bary.argsort(kind="stable")  # ties keep the current order
+        if (perm == ramp).all():
             return None
         return verts[perm]

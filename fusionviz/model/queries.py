@@ -1,16 +1,22 @@
-"""Questions the UI and the CLI ask of a trace: lookups, the ledger, "why not fused?".
+"""Questions the UI and the CLI ask of a trace: lookups, "why not fused?", summaries.
 
 Everything here is a pure function of the frozen trace objects, so the answers are
-the same in the desktop app, in exports and in tests.
+the same in the desktop app, in exports and in tests. The round ledger as table rows
+(``ledger_rows``, ``filter_rows``, CSV/Markdown) lives in ``ledger_table`` and is
+re-exported here, so callers import every query from one place.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 
 from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.model.ledger_table import (  # noqa: F401 (re-exported)
+    filter_rows,
+    ledger_rows,
+    rows_to_csv,
+    rows_to_markdown,
+)
 from fusionviz.model.trace import Benchmark, Graph, Group, Kernel, Node, Reason, Round
 
 _NEVER_FUSED = {
@@ -46,6 +52,8 @@ class WhyEntry:
     reasons: tuple[Reason, ...]
     benchmark: Benchmark | None
     rank: int | None
+    # the groups actually tried, when earlier fusions of the round grew a or b
+    tried: tuple[Group, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,12 +95,22 @@ def _round_entries(rnd: Round, x: str, y: str) -> list[WhyEntry]:
         for v in rnd.verdicts
         if between(v.a, v.b)
     ]
+    # A pair listed as (a, b) may be tried as larger groups after earlier fusions of
+    # the round: the decision then concerns every node of the groups tried.
     ranked = [
         WhyEntry(
-            rnd.index, "candidate", c.a, c.b, c.outcome, c.reasons, c.benchmark, c.rank
+            rnd.index,
+            "candidate",
+            c.a,
+            c.b,
+            c.outcome,
+            c.reasons,
+            c.benchmark,
+            c.rank,
+            c.tried,
         )
         for c in rnd.candidates
-        if between(c.a, c.b)
+        if between(c.a, c.b) or (len(c.tried) == 2 and between(*c.tried))
     ]
     return scans + ranked  # the scan runs before the ranked pairs are tried
 
@@ -107,8 +125,13 @@ def _summary(graph, x, y, entries, kernel) -> str:
     merged = _merged_at(graph, x, y)
     if merged is not None:
         return merged
-    if kernel is not None:
-        return f"not fused, but generated into one kernel ({kernel.name})"
+    detail = _decision(graph, nodes[x], nodes[y], entries)
+    if kernel is not None:  # e.g. the C++ backend emits a kernel group per loop nest
+        return f"not fused, but generated into one kernel ({kernel.name}); {detail}"
+    return detail
+
+
+def _decision(graph: Graph, a: Node, b: Node, entries) -> str:
     decisive = [e for e in entries if not (e.phase == "scan" and e.outcome == "accepted")]
     if decisive:
         return _explain(decisive, len(entries))
@@ -117,7 +140,7 @@ def _summary(graph, x, y, entries, kernel) -> str:
             f"can_fuse accepted them in round {entries[-1].round}, "
             "but no ranked candidate between them was recorded"
         )
-    return "never a candidate: " + _never_candidate(graph, nodes[x], nodes[y])
+    return "never a candidate: " + _never_candidate(graph, a, b)
 
 
 def _merged_at(graph: Graph, x: str, y: str) -> str | None:
@@ -157,11 +180,11 @@ def _explain(decisive: list[WhyEntry], n_entries: int) -> str:
     elif last.outcome == "spill":
         which = b.spill if b and b.spill else "fused"
         text = f"not fused in {where}: the {which} kernel spilled registers"
+    elif last.outcome == "rejected":
+        text = f"rejected in {where}: {reason}"
     else:
-        default = _OUTCOME_TEXT.get(last.outcome, reason)
         text = (
-            f"{'rejected' if last.outcome == 'rejected' else 'not fused'} in {where}: "
-            + (recorded or default)
+            f"not fused in {where}: {recorded or _OUTCOME_TEXT.get(last.outcome, reason)}"
         )
     others = n_entries - sum(verdict(e) == verdict(last) for e in decisive)
     if others:
@@ -171,6 +194,7 @@ def _explain(decisive: list[WhyEntry], n_entries: int) -> str:
 
 _OUTCOME_TEXT = {
     "cycle": "fusing would create a cycle in the graph",
+    "skipped": "the pair was never tried (e.g. a template pair already seen)",
     "stale": "one side had already fused with another node earlier in that round",
     "pending": "a deferred decision never resolved",
 }
@@ -211,108 +235,6 @@ def _io(n: Node) -> str:
     reads = ", ".join(x.buffer for x in n.reads) or "nothing"
     writes = ", ".join(x.buffer for x in n.writes) or "nothing"
     return f"{n.name} reads {reads}, writes {writes}"
-
-
-def ledger_rows(round: Round) -> list[dict]:  # noqa: A002 (the documented name)
-    """One flat row per candidate, in score order, then one per rejecting scan verdict.
-
-    Every row has the same keys: phase, rank, a, b, outcome, reasons, ``score_<field>``
-    for every score field of the round, ms_a, ms_b, ms_fused, speedup, spill,
-    n_spills (the most any timed kernel spilled), bytes_saved.
-    """
-    score_keys = list(dict.fromkeys(k for c in round.candidates for k in c.score))
-    rows = []
-    for c in round.candidates:
-        row = _row("candidate", c.rank, c.a, c.b, c.outcome, c.reasons, score_keys)
-        row.update({f"score_{k}": c.score.get(k) for k in score_keys})
-        row.update(_bench_cells(c.benchmark), bytes_saved=c.bytes_saved)
-        rows.append(row)
-    for v in round.verdicts:
-        if not v.ok:
-            rows.append(_row("scan", None, v.a, v.b, "rejected", v.reasons, score_keys))
-    return rows
-
-
-def _row(phase, rank, a, b, outcome, reasons, score_keys) -> dict:
-    row = {
-        "phase": phase,
-        "rank": rank,
-        "a": a,
-        "b": b,
-        "outcome": outcome,
-        "reasons": "; ".join(r.text for r in reasons),
-    }
-    row.update({f"score_{k}": None for k in score_keys})
-    row.update(_bench_cells(None), bytes_saved=None)
-    return row
-
-
-def _bench_cells(b: Benchmark | None) -> dict:
-    if b is None:
-        return dict.fromkeys(("ms_a", "ms_b", "ms_fused", "speedup", "spill", "n_spills"))
-    spills = [k.n_spills for k in b.kernels if k.n_spills is not None]
-    return {
-        "ms_a": b.ms_a,
-        "ms_b": b.ms_b,
-        "ms_fused": b.ms_fused,
-        "speedup": b.speedup,
-        "spill": b.spill or None,
-        "n_spills": max(spills) if spills else None,
-    }
-
-
-def filter_rows(
-    rows: list[dict], *, outcome: str | None = None, reason: str | None = None
-) -> list[dict]:
-    """Rows with ``outcome`` ("rejected" = any not fused) and ``reason`` in their reasons."""
-    out = rows
-    if outcome == "rejected":
-        out = [r for r in out if r.get("outcome") != "fused"]
-    elif outcome:
-        out = [r for r in out if r.get("outcome") == outcome]
-    if reason:
-        needle = reason.lower()
-        out = [r for r in out if needle in str(r.get("reasons") or "").lower()]
-    return list(out)
-
-
-def _text(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, tuple | list):
-        return "+".join(map(str, value))
-    return str(value)
-
-
-def _columns(rows) -> list[str]:
-    return list(dict.fromkeys(k for r in rows for k in r))
-
-
-def rows_to_csv(rows) -> str:
-    """Rows as CSV with a header; groups are written as ``op1+op2``."""
-    rows = list(rows)
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    columns = _columns(rows)
-    writer.writerow(columns)
-    for r in rows:
-        writer.writerow([_text(r.get(k)) for k in columns])
-    return buf.getvalue()
-
-
-def rows_to_markdown(rows) -> str:
-    """Rows as a GitHub-flavoured Markdown table."""
-    rows = list(rows)
-    columns = _columns(rows)
-    if not columns:
-        return ""
-
-    def cell(value) -> str:
-        return _text(value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell(r.get(k)) for k in columns) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
 
 
 def graph_summary(graph: Graph) -> dict:

@@ -165,15 +165,21 @@ def run_capture(
         reader.start()
         deadline = None if timeout is None else time.monotonic() + timeout
         timer = _killer(proc, timeout)
-        for line in proc.stdout:
-            msg = parse_progress(line.rstrip("\n"))
-            if msg is not None and on_progress:
-                on_progress(msg)
-            elif msg is None and on_output:
-                on_output(line.rstrip("\n"))
-        code = proc.wait()
-        if timer:
-            timer.cancel()
+        try:
+            for line in proc.stdout:
+                msg = parse_progress(line.rstrip("\n"))
+                if msg is not None and on_progress:
+                    on_progress(msg)
+                elif msg is None and on_output:
+                    on_output(line.rstrip("\n"))
+            code = proc.wait()
+        except BaseException:  # Ctrl+C, or a callback raised: never leave the child behind
+            _kill_group(proc)
+            proc.wait()
+            raise
+        finally:
+            if timer:
+                timer.cancel()
         reader.join(5)
         timed_out = deadline is not None and time.monotonic() >= deadline and code != 0
         return finalize_trace(
@@ -187,17 +193,18 @@ def _drain(stream, sink: list[str]) -> None:
         sink.append(line)
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the child and everything it started (it leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
 def _killer(proc: subprocess.Popen, timeout: float | None):
     if timeout is None:
         return None
-
-    def kill() -> None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
-
-    timer = threading.Timer(timeout, kill)
+    timer = threading.Timer(timeout, _kill_group, args=(proc,))
     timer.daemon = True
     timer.start()
     return timer

@@ -107,7 +107,7 @@ class Hooks:
                 module = orig(graph_lowering, *args, **kwargs)
             except BaseException:
                 if g is not None:
-                    self.p.guard("graph failed", self.rec.graph_failed, g)
+                    self.p.guard("graph failed", self.rec.graph_failed, g, graph_lowering)
                 raise
             if g is not None:
                 g.compile_s = time.perf_counter() - t0
@@ -154,17 +154,22 @@ class Hooks:
             g.round = RoundRecorder(len(g.rounds) + 1, reorder, nodes)
             try:
                 result = orig(scheduler, nodes, *args, **kwargs)
-            except BaseException:
-                g.round = None
+            except BaseException as e:
+                # keep what the round recorded before Inductor raised
+                g.warnings.append(f"round {g.round.index} raised {type(e).__name__}: {e}"[:500])
+                self._end_round(g, None)
                 raise
-            rnd = self.p.guard("round", g.round.finish, result)
-            g.round = None
-            if rnd is not None:
-                g.rounds.append(rnd)
-                self.rec.progress("round", graph=g.index, round=rnd.index, nodes=len(rnd.groups_after))
+            self._end_round(g, result)
             return result
 
         return fuse_nodes_once
+
+    def _end_round(self, g: GraphRecord, nodes) -> None:
+        rnd = self.p.guard("round", g.round.finish, nodes)
+        g.round = None
+        if rnd is not None:
+            g.rounds.append(rnd)
+            self.rec.progress("round", graph=g.index, round=rnd.index, nodes=len(rnd.groups_after))
 
     # -- candidates, scores, verdicts ------------------------------------------
     def _round(self) -> RoundRecorder | None:
@@ -270,6 +275,12 @@ class Hooks:
             self.sinks.append(bench.sink)
             try:
                 res = orig(scheduler, node1, node2, *args, **kwargs)
+            except BaseException as e:
+                if att is not None:
+                    att.ok = False
+                    att.reasons += (Reason(f"speedup_by_fusion raised {type(e).__name__}: {e}"[:300],
+                                           "speedup_by_fusion"),)
+                raise
             finally:
                 self.sinks.pop()
                 self.benches.pop()

@@ -89,7 +89,8 @@ class Attempt:
                 return "pending"
             if self.bench.to_benchmark().spill:
                 return "spill"
-            return "benchmark_slower" if self.bench.kernels else "rejected"
+            if self.bench.kernels and not self.bench.decision:
+                return "benchmark_slower"
         return "rejected"
 
 
@@ -162,6 +163,13 @@ class RoundRecorder:
             reasons = reasons_for(ok, sink, n1 is n2)
             self.verdicts.append(Verdict(members(n1), members(n2), False, reasons))
             return
+        pending = self.attempt_for(n1, n2)
+        if pending and pending.bench and pending.bench.deferred and pending.bench.decision is None:
+            # Inductor re-checks a pending pair before running its benchmark
+            # (fuse_if_speedup): the same attempt, not a new one.
+            pending.ok = pending.ok and ok
+            pending.reasons += reasons_for(ok, sink, n1 is n2) if not ok else ()
+            return
         a, b = members(n1), members(n2)
         self.attempts.append(
             Attempt(a, b, (id(n1), id(n2)), ok, reasons_for(ok, sink, n1 is n2))
@@ -179,18 +187,31 @@ class RoundRecorder:
             Fusion(members(n1), members(n2), _bytes(n1), _bytes(n2), _bytes(fused))
         )
 
-    def finish(self, nodes) -> Round:
+    def finish(self, nodes=None) -> Round:
+        """The Round; ``nodes=None`` when Inductor raised mid-round: the groups after
+        are then the groups before with the fusions recorded so far applied."""
+        after = tuple(members(n) for n in nodes) if nodes is not None else self._applied()
         return Round(
             index=self.index,
             reorder=self.reorder,
             wall_s=time.perf_counter() - self.t0,
             groups_before=self.groups_before,
-            groups_after=tuple(members(n) for n in nodes),
+            groups_after=after,
             candidates=self._ledger(),
             verdicts=tuple(self.verdicts),
             fusions=tuple(self.fusions),
             verdicts_dropped=self.verdicts_dropped,
         )
+
+    def _applied(self) -> tuple[Group, ...]:
+        groups = list(self.groups_before)
+        for f in self.fusions:
+            a = next((g for g in groups if set(f.a) <= set(g)), None)
+            b = next((g for g in groups if set(f.b) <= set(g)), None)
+            if a is not None and b is not None and a is not b:
+                groups[groups.index(a)] = a + b
+                groups.remove(b)
+        return tuple(groups)
 
     def _ledger(self) -> tuple[Candidate, ...]:
         unused = list(self.attempts)
@@ -220,7 +241,13 @@ class RoundRecorder:
 
 
 def _bench_reasons(att: Attempt) -> tuple[Reason, ...]:
-    return tuple(att.bench.sink.reasons) if att.bench else ()
+    if not att.bench:
+        return ()
+    out = tuple(att.bench.sink.reasons)
+    if att.bench.decision and att.ok and not att.fused and not att.cycle:
+        out += (Reason("the benchmark favoured fusing, but the pair was not fused "
+                       "(Inductor dropped it after the deferred benchmark)", "speedup_by_fusion"),)
+    return out
 
 
 def _covers(big: Group, small: Group) -> bool:

@@ -102,15 +102,15 @@ class Recorder:
         self.progress("graph_start", graph=g.index, compile_id=g.compile_id, kind=kind)
         return g
 
-    def graph_failed(self, g: GraphRecord) -> None:
-        g.warnings.append("Inductor raised while compiling this graph")
+    def graph_failed(self, g: GraphRecord, graph_lowering) -> None:
+        g.warnings.append("Inductor raised while compiling this graph; it has no kernels")
+        g.device = _device(graph_lowering)
         self.current = None
         self.save()
 
     def graph_done(self, g: GraphRecord, graph_lowering, module) -> None:
         self.current = None
-        types = set(getattr(graph_lowering, "device_types", ()) or ())
-        g.device = "cuda" if "cuda" in types else (sorted(types)[0] if types else "cpu")
+        g.device = _device(graph_lowering)
         try:
             with open(module.__file__) as f:
                 complete_from_module(g.kernels, f.read())
@@ -191,3 +191,8 @@ class Recorder:
         trace_io.save_trace(trace, self.out)
         self.progress("done", status=script.status, graphs=len(trace.graphs))
         return trace
+
+
+def _device(graph_lowering) -> str:
+    types = set(getattr(graph_lowering, "device_types", ()) or ())
+    return "cuda" if "cuda" in types else (sorted(types)[0] if types else "cpu")

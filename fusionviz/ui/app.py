@@ -1,0 +1,42 @@
+"""Start the GUI: create the QApplication, show the main window, open what was asked.
+
+``fusionviz`` alone captures the bundled example; ``fusionviz SCRIPT.py`` captures a
+script; ``fusionviz TRACE`` opens a recorded trace; ``fusionviz DIR`` opens the
+comparison of an experiment folder (``fusionviz experiment … -o DIR``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from PySide6.QtCore import QCoreApplication, QTimer
+from PySide6.QtWidgets import QApplication
+
+from fusionviz.model import runner
+from fusionviz.ui.main_window import MainWindow
+
+
+def make_app() -> QApplication:
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    QCoreApplication.setOrganizationName("fusionviz")
+    QCoreApplication.setApplicationName("fusionviz")
+    return app
+
+
+def start(window: MainWindow, argv_path: str | None, capture_options: dict | None) -> None:
+    """Open ``argv_path`` in ``window``, or capture the bundled example when None."""
+    options = capture_options or {}
+    if argv_path is None:
+        window.run_script(runner.default_example(), **options)
+    else:
+        window.open_path(argv_path, options)
+
+
+def run_app(argv_path: str | None, *, capture_options: dict | None = None) -> int:
+    """Show the explorer and run the event loop; returns the exit code."""
+    app = make_app()
+    window = MainWindow()
+    window.show()
+    # After the loop starts, so the window paints before a capture or a big load.
+    QTimer.singleShot(0, lambda: start(window, argv_path, capture_options))
+    return app.exec()

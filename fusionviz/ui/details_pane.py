@@ -1,0 +1,157 @@
+"""The details pane: everything the trace knows about the selected scheduler node(s).
+
+Shown as rich text: type and category, sizes, ops, reads and writes, FX origins with
+the user's source line, producers/consumers, and the kernel the node ends up in.
+Kernel and node names are links that write the choice back to the view state.
+The per-node indexes of a graph are built when a node is first shown, not on load.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from urllib.parse import quote, unquote
+
+from PySide6.QtCore import QUrl
+from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
+
+from fusionviz.model.palette import kernel_colors
+from fusionviz.model.queries import kernel_of_node, node_index
+from fusionviz.model.trace import Access, Graph, Node, Origin
+from fusionviz.ui.kernel_pane import format_bytes
+from fusionviz.ui.view_state import ViewState
+
+MAX_NODES = 25  # more selected nodes than this are listed by name only
+_GRAY = "style='color:gray'"
+
+
+def _link(kind: str, name: str, text: str | None = None) -> str:
+    return f"<a href='{kind}:{quote(name, safe='')}'>{escape(text or name)}</a>"
+
+
+def _row(label: str, value_html: str) -> str:
+    return f"<tr><td {_GRAY}>{escape(label)}</td><td>{value_html}</td></tr>"
+
+
+def _accesses_html(title: str, accesses: tuple[Access, ...]) -> str:
+    if not accesses:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{escape(a.buffer)}</code></td><td align='right'>"
+        f"{format_bytes(a.bytes)}</td><td {_GRAY}>{escape(a.dep)}</td></tr>"
+        for a in accesses
+    )
+    return f"<p><b>{title}</b> ({len(accesses)})</p><table cellspacing='4'>{rows}</table>"
+
+
+def _origin_html(origin: Origin) -> str:
+    where = f"{origin.file}:{origin.line}" if origin.file else "(no source location)"
+    code = f"<pre>{escape(origin.code.strip())}</pre>" if origin.code.strip() else ""
+    return (f"<li><code>{escape(origin.name)}</code> <span {_GRAY}>←</span> "
+            f"<code>{escape(origin.target)}</code><br><span {_GRAY}>{escape(where)}</span>"
+            f"{code}</li>")
+
+
+class DetailsPane(QWidget):
+    """Rich-text details of ``state.selected_nodes`` in the current graph."""
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._indexed: Graph | None = None  # the graph the indexes below describe
+        self._nodes: dict[str, Node] = {}
+        self._node_kernel = {}
+        self._colors: dict[str, str] = {}
+        self._producers: dict[str, list[str]] = {}
+        self._consumers: dict[str, list[str]] = {}
+        self.browser = QTextBrowser(self)
+        self.browser.setOpenLinks(False)
+        self.browser.anchorClicked.connect(self._on_anchor_clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.browser)
+        state.sig_graph_changed.connect(self._on_graph_changed)
+        state.sig_selection_changed.connect(self._on_selection_changed)
+        self._on_graph_changed()
+
+    def text(self) -> str:
+        """The pane's content as plain text (what the user reads)."""
+        return self.browser.toPlainText()
+
+    def _on_graph_changed(self, _index: int = -1) -> None:
+        if self._indexed is not self._state.graph:  # let the old trace go
+            self._indexed, self._nodes, self._node_kernel = None, {}, {}
+            self._producers, self._consumers = {}, {}
+        self._on_selection_changed()
+
+    def _index(self, graph: Graph) -> None:
+        """Node, kernel, color and edge lookups of ``graph``, built once per graph shown."""
+        if self._indexed is graph:
+            return
+        self._nodes = node_index(graph)
+        self._node_kernel = kernel_of_node(graph)
+        self._colors = kernel_colors(graph.kernels)
+        self._producers, self._consumers = {}, {}
+        for edge in graph.edges:
+            self._producers.setdefault(edge.dst, []).append(edge.src)
+            self._consumers.setdefault(edge.src, []).append(edge.dst)
+        self._indexed = graph
+
+    def _on_selection_changed(self) -> None:
+        names, graph = self._state.selected_nodes, self._state.graph
+        if graph is None:
+            body = "<p>No trace loaded.</p>"
+        elif not names:
+            body = "<p>Select a node in the graph to see its details.</p>"
+        else:
+            self._index(graph)
+            body = "<hr>".join(self._node_html(n) for n in names[:MAX_NODES])
+            if len(names) > MAX_NODES:
+                rest = ", ".join(_link("node", n) for n in names[MAX_NODES:])
+                body += f"<hr><p>… and {len(names) - MAX_NODES} more: {rest}</p>"
+        self.browser.setHtml(body)
+
+    def _node_html(self, name: str) -> str:
+        node = self._nodes.get(name)
+        if node is None:
+            return f"<p>No node named <code>{escape(name)}</code> in this graph.</p>"
+        head = (f"<h3>{escape(node.name)} <span {_GRAY}>{escape(node.type)} · "
+                f"{escape(node.category)}</span></h3>")
+        parts = [head, self._facts_table(node),
+                 _accesses_html("Reads", node.reads), _accesses_html("Writes", node.writes)]
+        if node.origins:
+            items = "".join(_origin_html(o) for o in node.origins)
+            parts.append(f"<p><b>FX origins</b> ({len(node.origins)})</p><ul>{items}</ul>")
+        if node.debug and len(self._state.selected_nodes) == 1:
+            parts.append(f"<p><b>Inductor debug</b></p><pre>{escape(node.debug)}</pre>")
+        return "".join(parts)
+
+    def _facts_table(self, node: Node) -> str:
+        rows = [_row("kernel", self._kernel_html(node.name))]
+        if node.extern_kernel:
+            rows.append(_row("extern kernel", f"<code>{escape(node.extern_kernel)}</code>"))
+        for label, value in (("numel", node.numel), ("rnumel", node.rnumel),
+                             ("ops", ", ".join(node.ops))):
+            if value:
+                rows.append(_row(label, escape(value)))
+        rows.append(_row("est. bytes", format_bytes(node.bytes)))
+        for label, names in (("members", node.members),
+                             ("producers", self._producers.get(node.name, ())),
+                             ("consumers", self._consumers.get(node.name, ()))):
+            if names:
+                rows.append(_row(label, ", ".join(_link("node", n) for n in dict.fromkeys(names))))
+        return f"<table cellspacing='3'>{''.join(rows)}</table>"
+
+    def _kernel_html(self, node_name: str) -> str:
+        kernel = self._node_kernel.get(node_name)
+        if kernel is None:
+            return "<i>none (emits no kernel)</i>"
+        color = self._colors.get(kernel.name, "#888888")
+        return f"<span style='color:{color}'>■</span> {_link('kernel', kernel.name)}"
+
+    def _on_anchor_clicked(self, url: QUrl) -> None:
+        kind, _, name = url.toString().partition(":")
+        name = unquote(name)
+        if kind == "kernel":
+            self._state.select_kernel(name)
+        elif kind == "node":
+            self._state.select_nodes((name,))

@@ -1,0 +1,109 @@
+"""Round stepper: slider and previous/next over before fusion → round 1 … → final.
+
+Presents ``fusionviz.model.fusion_steps``; writes ``ViewState.set_step`` and follows it.
+``steps_of`` caches the steps of the shown graph so every panel derives the same ones.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QWidget
+
+from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.ui.view_state import ViewState
+
+_CACHE: dict[int, tuple[object, tuple]] = {}
+
+
+def steps_of(graph) -> tuple:
+    """``fusion_steps(graph)``, computed once per graph object."""
+    if graph is None:
+        return ()
+    hit = _CACHE.get(id(graph))
+    if hit is None or hit[0] is not graph:
+        if len(_CACHE) > 16:  # keep the graphs of a trace or two, not every one ever seen
+            _CACHE.clear()
+        hit = (graph, tuple(fusion_steps(graph)))
+        _CACHE[id(graph)] = hit
+    return hit[1]
+
+
+def current_step(state: ViewState):
+    steps = steps_of(state.graph)
+    if not steps:
+        return None
+    return steps[max(0, min(state.step, len(steps) - 1))]
+
+
+class FusionStepper(QWidget):
+    """|◀ ◀ [slider] ▶ ▶| and the label of the current step."""
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        icon = QStyle.StandardPixmap
+        self.first = self._button(icon.SP_MediaSkipBackward, "Before fusion (Home)", self.go_first)
+        self.prev = self._button(icon.SP_MediaSeekBackward, "Previous step (←)", self.go_prev)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setPageStep(1)
+        self.slider.setTickPosition(QSlider.TickPosition.TicksBelow)
+        self.slider.setToolTip("Fusion step")
+        self.slider.valueChanged.connect(self.state.set_step)
+        self.next = self._button(icon.SP_MediaSeekForward, "Next step (→)", self.go_next)
+        self.last = self._button(icon.SP_MediaSkipForward, "Final kernels (End)", self.go_last)
+        self.label = QLabel()
+        self.label.setMinimumWidth(230)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(4, 2, 4, 2)
+        for w in (self.first, self.prev, self.slider, self.next, self.last, self.label):
+            row.addWidget(w)
+        row.setStretch(2, 1)
+        state.sig_graph_changed.connect(self._on_graph_changed)
+        state.sig_step_changed.connect(self._on_step_changed)
+        self._on_graph_changed()
+
+    def _button(self, icon, tip: str, slot) -> QToolButton:
+        b = QToolButton()
+        b.setIcon(self.style().standardIcon(icon))
+        b.setToolTip(tip)
+        b.setAutoRaise(True)
+        b.clicked.connect(slot)
+        return b
+
+    @property
+    def count(self) -> int:
+        return len(steps_of(self.state.graph))
+
+    def go_first(self) -> None:
+        self.state.set_step(0)
+
+    def go_last(self) -> None:
+        self.state.set_step(max(0, self.count - 1))
+
+    def go_prev(self) -> None:
+        self.state.set_step(max(0, self.state.step - 1))
+
+    def go_next(self) -> None:
+        self.state.set_step(min(max(0, self.count - 1), self.state.step + 1))
+
+    def _on_graph_changed(self, *_args) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, max(0, self.count - 1))
+        self.slider.blockSignals(False)
+        self.setEnabled(self.count > 1)
+        self._on_step_changed(self.state.step)
+
+    def _on_step_changed(self, step: int) -> None:
+        if self.slider.value() != step:
+            self.slider.blockSignals(True)
+            self.slider.setValue(step)
+            self.slider.blockSignals(False)
+        cur, n = current_step(self.state), self.count
+        text = f"{cur.label}  ({step + 1}/{n})" if cur is not None else "no graph"
+        if cur is not None and cur.fused:
+            text += f" · {len(cur.fused)} fused"
+        self.label.setText(text)
+        self.prev.setEnabled(step > 0)
+        self.first.setEnabled(step > 0)
+        self.next.setEnabled(step < n - 1)
+        self.last.setEnabled(step < n - 1)

@@ -1,0 +1,201 @@
+"""Per-node geometry, style and text of a laid-out graph, shared by the scene's tiles.
+
+``GraphPaint`` turns a ``model.layout`` result into node boxes and edge polylines,
+keeps the current fusion step's style as numpy arrays (group key, in a multi-node
+group, changed in this step, color), and answers hit tests, labels and tooltips.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+from pyqtgraph.functions import arrayToQPath
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QFontMetricsF, QPainterPath, QStaticText
+
+from fusionviz.model.palette import NO_KERNEL_COLOR
+from fusionviz.ui.theme import GraphColors, graph_colors
+
+STRIPE = 6.0  # width of the kernel-color stripe on a node's left edge
+ARROW = 7.0
+REGION_PAD_X = 24.0 / 2 - 3  # keeps a gap between neighbouring groups of one layer
+REGION_PAD_Y = 9.0
+
+
+class GraphPaint:
+    """Geometry and current style of every node, shared by all tiles of one scene."""
+
+    def __init__(self, graph, lay, colors_by_node: list[str], sizes: dict[str, float]) -> None:
+        self.names = list(lay.names)
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self.x, self.y = np.asarray(lay.x, float), np.asarray(lay.y, float)
+        self.w, self.h = sizes["node_width"], sizes["node_height"]
+        self.h_gap, self.v_gap = sizes["h_gap"], sizes["v_gap"]
+        nodes = {n.name: n for n in graph.nodes}
+        self.nodes = [nodes.get(n) for n in self.names]
+        self.category = [n.category if n else "other" for n in self.nodes]
+        self.palette = sorted(set(colors_by_node)) or [NO_KERNEL_COLOR]
+        slot = {c: k for k, c in enumerate(self.palette)}
+        self.kernel_color = colors_by_node
+        self.kernel_color_idx = np.fromiter((slot[c] for c in colors_by_node), int,
+                                            len(colors_by_node))
+        self.edges = [tuple(e) for e in np.asarray(lay.edges, int).reshape(-1, 2).tolist()]
+        self.edge_paths = [np.asarray(p, float).reshape(-1, 2) for p in lay.edge_paths]
+        self.edge_lo, self.edge_hi = _path_bounds(self.edge_paths)
+        left, top = (self.x - self.w / 2).tolist(), (self.y - self.h / 2).tolist()
+        self.rects = [QRectF(x, y, self.w, self.h) for x, y in zip(left, top, strict=True)]
+        px, py = REGION_PAD_X, REGION_PAD_Y
+        self.padded = [QRectF(x - px, y - py, self.w + 2 * px, self.h + 2 * py)
+                       for x, y in zip(left, top, strict=True)]
+        self.neighbours = _layer_neighbours(self.x, self.y, self.w, self.h_gap)
+        n = len(self.names)
+        self.group_id = np.arange(n)
+        self.multi = np.zeros(n, bool)
+        self.changed = np.zeros(n, bool)
+        self.color_idx = self.kernel_color_idx.copy()
+        self.colors: GraphColors = graph_colors(False)
+        self._labels: dict[int, tuple[QStaticText, QStaticText]] = {}
+
+    def step_style(self, groups, changed) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per-node arrays for a step: (group key, in multi-node group, changed, color index).
+
+        A group's key is the smallest layout index of its members, so a group that
+        survives a step keeps its key and its tiles are not repainted.
+        """
+        n = len(self.names)
+        gid, multi = np.arange(n), np.zeros(n, bool)
+        color = self.kernel_color_idx.copy()
+        index = self.index
+        members = [[index[m] for m in g if m in index] for g in groups]
+        members = [ids for ids in members if len(ids) > 1]
+        if members:
+            sizes = np.fromiter((len(ids) for ids in members), int, len(members))
+            flat = np.fromiter((i for ids in members for i in ids), int, int(sizes.sum()))
+            starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+            gid[flat] = np.repeat(np.minimum.reduceat(flat, starts), sizes)
+            multi[flat] = True
+            color[flat] = np.repeat(self.kernel_color_idx[flat[starts]], sizes)
+        chg = np.zeros(n, bool)
+        chg[[index[m] for m in changed if m in index]] = True
+        return gid, multi, chg, color
+
+    def apply_style(self, style) -> np.ndarray:
+        """Make ``style`` current; return the indices of nodes whose look changed."""
+        gid, multi, chg, color = style
+        touched = ((gid != self.group_id) | (multi != self.multi) | (chg != self.changed)
+                   | (color != self.color_idx))
+        self.group_id, self.multi, self.changed, self.color_idx = gid, multi, chg, color
+        return np.flatnonzero(touched)
+
+    def region_color(self, i: int) -> str:
+        return self.palette[self.color_idx[i]]
+
+    def node_at(self, p: QPointF) -> int:
+        if not self.names:
+            return -1
+        hit = (np.abs(self.x - p.x()) <= self.w / 2) & (np.abs(self.y - p.y()) <= self.h / 2)
+        found = np.flatnonzero(hit)
+        return int(found[0]) if len(found) else -1
+
+    def label(self, i: int, fm: QFontMetricsF) -> tuple[QStaticText, QStaticText]:
+        """The node's two text lines, elided to the box, as reusable static texts."""
+        if i not in self._labels:
+            node = self.nodes[i]
+            ops = ", ".join(node.ops) if node else ""
+            kind = node.extern_kernel if node and node.extern_kernel else ops
+            sub = f"{self.category[i]} · {kind}" if kind else self.category[i]
+            width = self.w - STRIPE - 12
+            self._labels[i] = tuple(
+                _static(fm.elidedText(t, Qt.TextElideMode.ElideRight, width))
+                for t in (self.names[i], sub))
+        return self._labels[i]
+
+    def polylines(self, edge_ids) -> QPainterPath:
+        """One path holding the routed polylines of ``edge_ids`` (built in one go)."""
+        paths = [self.edge_paths[e] for e in edge_ids if len(self.edge_paths[e]) > 1]
+        if not paths:
+            return QPainterPath()
+        pts = np.concatenate(paths)
+        connect = np.ones(len(pts), np.int32)
+        connect[np.cumsum([len(p) for p in paths]) - 1] = 0  # polyline ends
+        return arrayToQPath(pts[:, 0], pts[:, 1], connect=connect, finiteCheck=False)
+
+    def arrows(self, edge_ids) -> QPainterPath:
+        """Filled arrowheads at the consumer end of ``edge_ids``."""
+        ends = [self.edge_paths[e][-2:] for e in edge_ids if len(self.edge_paths[e]) > 1]
+        if not ends:
+            return QPainterPath()
+        seg = np.asarray(ends)
+        tip, d = seg[:, 1], seg[:, 1] - seg[:, 0]
+        u = d / np.maximum(np.hypot(d[:, 0], d[:, 1]), 1e-9)[:, None]
+        normal = np.stack([-u[:, 1], u[:, 0]], axis=1)
+        base = tip - u * ARROW
+        tri = np.stack([tip, base + normal * ARROW * 0.45, base - normal * ARROW * 0.45, tip], 1)
+        pts = tri.reshape(-1, 2)
+        connect = np.tile(np.array([1, 1, 1, 0], np.int32), len(seg))
+        return arrayToQPath(pts[:, 0], pts[:, 1], connect=connect, finiteCheck=False)
+
+
+def _static(text: str) -> QStaticText:
+    st = QStaticText(text)
+    st.setTextFormat(Qt.TextFormat.PlainText)
+    return st
+
+
+def _path_bounds(paths: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-edge (min x, min y) and (max x, max y) of the polylines."""
+    if not paths:
+        return np.zeros((0, 2)), np.zeros((0, 2))
+    lens = np.array([len(p) for p in paths])
+    pts = np.concatenate([p if len(p) else np.zeros((1, 2)) for p in paths])
+    starts = np.concatenate(([0], np.cumsum(np.maximum(lens, 1))[:-1]))
+    return np.minimum.reduceat(pts, starts), np.maximum.reduceat(pts, starts)
+
+
+def _layer_neighbours(x: np.ndarray, y: np.ndarray, w: float, gap: float) -> list[tuple[int, int]]:
+    """Pairs of nodes next to each other in the same layer (for horizontal bridges)."""
+    order = np.lexsort((x, y))
+    same_row = (y[order][1:] == y[order][:-1]) & (np.diff(x[order]) <= w + 2 * gap)
+    return [(int(a), int(b)) for a, b in zip(order[:-1][same_row], order[1:][same_row], strict=True)]
+
+
+def matches(name: str, node, text: str) -> bool:
+    if text in name.lower() or node is None:
+        return text in name.lower()
+    fields = [*node.ops, node.extern_kernel, *(a.buffer for a in node.reads),
+              *(a.buffer for a in node.writes), *(o.name for o in node.origins),
+              *(o.target for o in node.origins)]
+    return any(text in f.lower() for f in fields if f)
+
+
+def node_tooltip(paint: GraphPaint, i: int, kernel_of: dict, group_of) -> str:
+    """Rich-text tooltip of node ``i``: kind, sizes, ops, kernel, group, buffers, source."""
+    name, node = paint.names[i], paint.nodes[i]
+    lines = [f"<b>{escape(name)}</b> — {escape(paint.category[i])}"]
+    if node is not None:
+        lines.append(escape(node.type))
+        size = f"numel {node.numel}" + (f" × rnumel {node.rnumel}" if node.rnumel else "")
+        lines.append(size)
+        if node.ops:
+            lines.append("ops: " + escape(", ".join(node.ops)))
+        if node.extern_kernel:
+            lines.append("extern: " + escape(node.extern_kernel))
+    kernel = kernel_of.get(name)
+    lines.append("kernel: " + (escape(kernel.name) if kernel is not None else "(none)"))
+    group = group_of(name)
+    if len(group) > 1:
+        lines.append(f"group now: {len(group)} nodes")
+    if node is not None:
+        lines += _buffers("reads", node.reads) + _buffers("writes", node.writes)
+        lines += [f"<i>{escape(o.file)}:{o.line}</i> {escape(o.code)}"
+                  for o in node.origins[:2] if o.code]
+    return "<br>".join(lines)
+
+
+def _buffers(label: str, accesses) -> list[str]:
+    if not accesses:
+        return []
+    shown = ", ".join(a.buffer for a in accesses[:6])
+    more = f" (+{len(accesses) - 6})" if len(accesses) > 6 else ""
+    return [f"{label}: {escape(shown)}{more}"]

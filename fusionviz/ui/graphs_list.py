@@ -1,0 +1,82 @@
+"""The list of compiled graphs of a trace, with their sizes and runtimes.
+
+One row per ``Graph`` (forward, backward, graph-break pieces) from
+``queries.graph_summary``; selecting a row writes ``ViewState.set_graph``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
+
+from fusionviz.model.queries import graph_summary
+from fusionviz.ui.view_state import ViewState
+
+COLUMNS = ("graph", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms", "speedup")
+
+
+def _ms(value) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def summary_cells(graph) -> list[str]:
+    s = graph_summary(graph)
+    title = f"#{graph.index} {graph.kind}"
+    if graph.compile_id:
+        title += f" [{graph.compile_id}]"
+    speedup = s.get("speedup_vs_eager")
+    return [
+        title,
+        str(s.get("nodes", len(graph.nodes))),
+        str(s.get("kernels", len(graph.kernels))),
+        str(s.get("rounds", len(graph.rounds))),
+        str(s.get("fusions", "")),
+        _ms(s.get("compiled_ms")),
+        _ms(s.get("eager_ms")),
+        "—" if speedup is None else f"{speedup:.2f}×",
+    ]
+
+
+class GraphsList(QTreeWidget):
+    """Every compiled graph of the trace; the current one is selected."""
+
+    def __init__(self, state: ViewState, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setRootIsDecorated(False)
+        self.setAlternatingRowColors(True)
+        self.setUniformRowHeights(True)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setHeaderLabels(list(COLUMNS))
+        self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.header().setStretchLastSection(False)
+        self.currentItemChanged.connect(self._on_current_changed)
+        state.sig_trace_changed.connect(self._on_trace_changed)
+        state.sig_graph_changed.connect(self._on_graph_changed)
+        self._on_trace_changed()
+
+    def _on_trace_changed(self) -> None:
+        self.blockSignals(True)
+        self.clear()
+        trace = self.state.trace
+        for i, graph in enumerate(trace.graphs if trace is not None else ()):
+            item = QTreeWidgetItem(summary_cells(graph))
+            item.setData(0, Qt.ItemDataRole.UserRole, i)
+            item.setToolTip(0, f"{graph.device} · {graph.backend or '?'} backend · "
+                               f"compile {graph.compile_s:.2f} s")
+            for col in range(1, len(COLUMNS)):
+                item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.addTopLevelItem(item)
+        self.blockSignals(False)
+        self._on_graph_changed(self.state.graph_index)
+
+    def _on_graph_changed(self, index: int) -> None:
+        item = self.topLevelItem(index) if index >= 0 else None
+        if item is not None and self.currentItem() is not item:
+            self.blockSignals(True)
+            self.setCurrentItem(item)
+            self.blockSignals(False)
+
+    def _on_current_changed(self, item, _previous) -> None:
+        if item is not None:
+            self.state.set_graph(int(item.data(0, Qt.ItemDataRole.UserRole)))

@@ -1,0 +1,106 @@
+"""The main window's menus, actions and keyboard shortcuts, in one table.
+
+Every command is a window action (so its shortcut works wherever focus is) and a menu
+entry (so it can be discovered); the slots live on ``MainWindow``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtGui import QAction, QKeySequence
+
+# (menu, name, text, shortcut, slot attribute path on the window)
+_ACTIONS = (
+    ("&File", "open_trace", "Open &Trace…", "Ctrl+O", "open_trace_dialog"),
+    ("&File", "open_script", "Open and Capture &Script…", "Ctrl+Shift+O", "open_script_dialog"),
+    ("&File", "open_experiment", "Open E&xperiment…", "Ctrl+Shift+X",
+     "experiments.open_experiment_dialog"),
+    ("&File", "rerun", "&Re-run Last Script", "Ctrl+R", "rerun"),
+    ("&File", "cancel", "&Cancel Capture or Experiment", "Esc", "runner.cancel"),
+    ("&File", None, None, None, None),
+    ("&File", "export_graph", "&Export Graph (PNG/SVG/PDF)…", "Ctrl+E", "export_graph_dialog"),
+    ("&File", "export_ledger", "Export &Ledger (CSV/Markdown)…", "Ctrl+Shift+E",
+     "export_ledger_dialog"),
+    ("&File", None, None, None, None),
+    ("&File", "quit", "&Quit", "Ctrl+Q", "close"),
+    ("&View", "fit", "&Fit Graph", "F", "graph_view.fit"),
+    ("&View", "zoom_in", "Zoom &In", "Ctrl+=", "graph_view.zoom_in"),
+    ("&View", "zoom_out", "Zoom &Out", "Ctrl+-", "graph_view.zoom_out"),
+    ("&View", "find", "&Find Node, Buffer or Op…", "Ctrl+F", "show_find"),
+    ("&View", "dark", "&Dark Theme", "Ctrl+Shift+D", "toggle_dark"),
+    ("&View", "next_graph", "Next &Graph", "Ctrl+PgDown", "next_graph"),
+    ("&View", "prev_graph", "Previous Gr&aph", "Ctrl+PgUp", "previous_graph"),
+    ("&Fusion", "first", "&Before Fusion", "Home", "stepper.go_first"),
+    ("&Fusion", "prev", "&Previous Step", "Left", "stepper.go_prev"),
+    ("&Fusion", "next", "&Next Step", "Right", "stepper.go_next"),
+    ("&Fusion", "last", "&Final", "End", "stepper.go_last"),
+    ("&Fusion", None, None, None, None),
+    ("&Fusion", "filter_ledger", "Filter &Ledger by Reason…", "Ctrl+L", "focus_ledger_filter"),
+    ("&Fusion", "why_not", "&Why Not Fused? (two selected nodes)", "Ctrl+W", "why_not_fused"),
+    # Each recompiles the open trace's script in a child; ExperimentActions enables them.
+    ("&Experiments", "sweep_rounds", "&Sweep Fusion Rounds (runtime after round k)",
+     "Ctrl+Shift+K", "experiments.sweep_rounds"),
+    ("&Experiments", "force_pair", "&Force Selected Pair", "", "experiments.force_selected"),
+    ("&Experiments", "forbid_pair", "F&orbid Selected Pair", "", "experiments.forbid_selected"),
+    ("&Experiments", "keep_spills", "&Keep Spilling Fusions (benchmark fusion)", "",
+     "experiments.keep_spills"),
+    ("&Experiments", "ab_settings", "&A/B Settings…", "", "experiments.ab_dialog"),
+    ("&Experiments", None, None, None, None),
+    ("&Experiments", "open_experiment_2", "&Open Experiment Folder…", "",
+     "experiments.open_experiment_dialog"),
+)
+
+
+def _slot(window, path: str):
+    target = window
+    for part in path.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def build_menus(window) -> dict[str, QAction]:
+    """Create every action and menu on ``window``; return the actions by name."""
+    menus, actions = {}, {}
+    bar = window.menuBar()
+    for menu_title, name, text, shortcut, slot in _ACTIONS:
+        menu = menus.get(menu_title) or menus.setdefault(menu_title, bar.addMenu(menu_title))
+        if name is None:
+            menu.addSeparator()
+            continue
+        action = QAction(text, window)
+        action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(lambda _checked=False, s=slot: _slot(window, s)())
+        menu.addAction(action)
+        window.addAction(action)
+        actions[name] = action
+    menus["&Experiments"].setToolTipsVisible(True)  # disabled entries say why
+    _recent_menu(window, menus["&File"])
+    _docks_menu(window, menus["&View"])
+    return actions
+
+
+def _recent_menu(window, file_menu) -> None:
+    recent = file_menu.addMenu("Open &Recent")
+    file_menu.insertMenu(file_menu.actions()[2], recent)
+
+    def fill() -> None:
+        recent.clear()
+        for path in window.recent_files():
+            action = recent.addAction(os.path.basename(path))
+            action.setToolTip(path)
+            action.triggered.connect(lambda _checked=False, p=path: window.open_path(p))
+        recent.setEnabled(bool(window.recent_files()))
+
+    recent.aboutToShow.connect(fill)
+    fill()
+
+
+def _docks_menu(window, view_menu) -> None:
+    view_menu.addSeparator()
+    panes = view_menu.addMenu("&Panes")
+    for k, dock in enumerate(window.docks.values(), start=1):
+        toggle = dock.toggleViewAction()
+        toggle.setShortcut(QKeySequence(f"Alt+{k}"))
+        panes.addAction(toggle)
+        window.addAction(toggle)

@@ -1,0 +1,406 @@
+"""The main window: docks, menus and shortcuts wiring the panels to one ViewState.
+
+It owns no analysis: it opens traces, starts captures (``RunController``; experiments
+go through ``ExperimentActions``), routes errors to ``show_error`` and remembers
+layout and recent files in QSettings.
+"""
+
+from __future__ import annotations
+
+import os
+from html import escape
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QTextBrowser,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fusionviz.model.trace_io import TraceError, load_trace
+from fusionviz.ui import export
+from fusionviz.ui.experiment_menu import ExperimentActions
+from fusionviz.ui.fusion_stepper import FusionStepper
+from fusionviz.ui.graph_view import GraphView
+from fusionviz.ui.graphs_list import GraphsList
+from fusionviz.ui.ledger import LedgerPane, WhyNotDialog
+from fusionviz.ui.main_menus import build_menus
+from fusionviz.ui.run_controller import CAPTURE, RunController, RunProgress
+from fusionviz.ui.theme import apply_theme, is_dark
+from fusionviz.ui.view_state import ViewState
+
+MAX_RECENT = 10
+TRACE_FILTER = "fusionviz traces (*.json *.json.gz *.gz);;All files (*)"
+
+
+def _optional_pane(module: str, cls: str, state: ViewState) -> QWidget:
+    """helper panes (kernel, details, charts); a placeholder if one fails to import."""
+    try:
+        mod = __import__(f"fusionviz.ui.{module}", fromlist=[cls])
+        return getattr(mod, cls)(state)
+    except (ImportError, AttributeError) as e:
+        return QLabel(f"{cls} unavailable: {e}")
+
+
+class MainWindow(QMainWindow):
+    """Explorer window around one ``ViewState``."""
+
+    def __init__(self, state: ViewState | None = None, settings: QSettings | None = None):
+        super().__init__()
+        self.state = state or ViewState(self)
+        self.settings = settings or QSettings()
+        self.errors: list[str] = []
+        self.runner = RunController(self)
+        self._last_script = ("", {})
+        self._dialogs: list[QWidget] = []
+        self.setWindowTitle("fusionviz")
+        self.setAcceptDrops(True)
+        self.setDockNestingEnabled(True)
+        self._build_center()
+        self._build_docks()
+        self._build_status()
+        self._build_actions()
+        self._connect()
+        self._restore()
+
+    # ---- construction ------------------------------------------------------------------
+    def _build_center(self) -> None:
+        self.graph_view = GraphView(self.state)
+        self.stepper = FusionStepper(self.state)
+        self.find_edit = QLineEdit()
+        self.find_edit.setPlaceholderText("find node, buffer or op (Enter: next)…")
+        self.find_edit.setClearButtonEnabled(True)
+        self.find_bar = QToolBar("Find")
+        self.find_bar.addWidget(self.find_edit)
+        self.find_hits = QLabel()
+        self.find_bar.addWidget(self.find_hits)
+        self.find_bar.hide()
+        center = QWidget()
+        box = QVBoxLayout(center)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        for w in (self.stepper, self.find_bar, self.graph_view):
+            box.addWidget(w)
+        self.setCentralWidget(center)
+
+    def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)  # saveState/restoreState key
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_docks(self) -> None:
+        left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
+        bottom = Qt.DockWidgetArea.BottomDockWidgetArea
+        self.graphs_list = GraphsList(self.state)
+        self.ledger = LedgerPane(self.state)
+        self.notices = QTextBrowser()
+        self.output = QPlainTextEdit()
+        self.output.setReadOnly(True)
+        self.output.setMaximumBlockCount(5000)
+        self.kernel_pane = _optional_pane("kernel_pane", "KernelPane", self.state)
+        self.details_pane = _optional_pane("details_pane", "DetailsPane", self.state)
+        self.charts_pane = _optional_pane("charts", "ChartsPane", self.state)
+        self.docks = {
+            "graphs": self._dock("Graphs", "dock_graphs", self.graphs_list, left),
+            "notices": self._dock("Notices", "dock_notices", self.notices, left),
+            "kernel": self._dock("Kernel", "dock_kernel", self.kernel_pane, right),
+            "details": self._dock("Details", "dock_details", self.details_pane, right),
+            "ledger": self._dock("Fusion ledger", "dock_ledger", self.ledger, bottom),
+            "charts": self._dock("Charts", "dock_charts", self.charts_pane, bottom),
+            "output": self._dock("Script output", "dock_output", self.output, bottom),
+        }
+
+    def _build_status(self) -> None:
+        self.env_label = QLabel()
+        self.notice_label = QLabel()
+        self.progress = RunProgress(self.runner)
+        bar = self.statusBar()
+        bar.addWidget(self.progress)
+        bar.addPermanentWidget(self.notice_label)
+        bar.addPermanentWidget(self.env_label)
+
+    def _build_actions(self) -> None:
+        self.actions_by_name = build_menus(self)
+        self.experiments = ExperimentActions(self)
+
+    def _connect(self) -> None:
+        self.state.sig_trace_changed.connect(self._on_trace_changed)
+        self.state.sig_graph_changed.connect(self._on_graph_changed)
+        self.find_edit.returnPressed.connect(self._on_find)
+        self.graph_view.sig_hits_changed.connect(
+            lambda n: self.find_hits.setText(f" {n} match{'es' if n != 1 else ''} "))
+        self.runner.sig_output.connect(self.output.appendPlainText)
+        self.progress.sig_text.connect(self._on_progress_text)
+        self.runner.sig_finished.connect(self._on_run_finished)
+        self.runner.sig_failed.connect(self._on_run_failed)
+
+    # ---- opening things ------------------------------------------------------------------
+    def open_path(self, path: str, capture_options: dict | None = None) -> bool:
+        """A ``.py`` file is captured, an experiment folder compared, anything else is
+        opened as a trace."""
+        if path.endswith(".py"):
+            return self.run_script(path, **(capture_options or {}))
+        if os.path.isdir(path):
+            return self.experiments.open_experiment(path) is not None
+        return self.open_trace(path)
+
+    def open_trace(self, path: str) -> bool:
+        try:
+            trace = load_trace(path)
+        except TraceError as e:
+            self.show_error(f"Cannot open the trace.\n\n{e}")
+            return False
+        self.state.set_trace(trace, path)
+        self.add_recent(path)
+        return True
+
+    def run_script(self, script: str, **options) -> bool:
+        if self.runner.running:
+            self.show_error("A capture or experiment is running; cancel it first (Esc).")
+            return False
+        self.output.clear()
+        self._last_script = (script, options)
+        self.progress.started(script)
+        self.runner.start(script, **options)
+        self.add_recent(script)
+        return True
+
+    def capture_options_of(self, script: str) -> dict:
+        """The options ``script`` was last captured with in this session ({} if never)."""
+        last, options = self._last_script
+        same = bool(last) and os.path.abspath(last) == os.path.abspath(script)
+        return dict(options) if same else {}
+
+    def rerun(self) -> None:
+        script, options = self._last_script
+        if script:
+            self.run_script(script, **options)
+
+    def _on_progress_text(self, text: str) -> None:
+        if self.state.graph is None:
+            self.graph_view.set_message(f"{text}\n\n(Esc cancels; the graphs captured so far "
+                                        "are kept)")
+
+    def _on_run_finished(self, path: str) -> None:
+        if self.runner.job is not CAPTURE:
+            return  # an experiment: ExperimentActions opens its comparison
+        if not self.open_trace(path):
+            return
+        script = self.state.trace.script
+        if script.status not in ("ok", "running"):
+            detail = script.traceback or script.message
+            self.show_error(f"The script ended with status '{script.status}'. "
+                            f"Graphs captured before that are shown.\n\n{detail}".rstrip())
+
+    def _on_run_failed(self, message: str) -> None:
+        self.show_error(message)
+
+    def show_error(self, message: str) -> None:
+        """Report an error without blocking: a non-modal box (tests read ``errors``)."""
+        self.errors.append(message)
+        self.statusBar().showMessage(message.splitlines()[0], 10000)
+        box = QMessageBox(QMessageBox.Icon.Warning, "fusionviz", message.split("\n\n")[0],
+                          QMessageBox.StandardButton.Ok, self)
+        if "\n\n" in message:
+            box.setDetailedText(message.split("\n\n", 1)[1])
+        box.setModal(False)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.show()
+
+    # ---- reacting to the view state ---------------------------------------------------------
+    def _on_trace_changed(self) -> None:
+        trace = self.state.trace
+        name = os.path.basename(self.state.path) if self.state.path else ""
+        self.setWindowTitle(f"fusionviz — {name}" if name else "fusionviz")
+        env = trace.env if trace is not None else {}
+        parts = [f"{k} {env[k]}" for k in ("torch", "triton") if env.get(k)]
+        device = env.get("device_name") or env.get("device")
+        if device:
+            parts.append(str(device))
+        self.env_label.setText(" · ".join(parts))
+        self._show_notices()
+
+    def _on_graph_changed(self, _index: int) -> None:
+        self._show_notices()
+        if self.find_edit.text():
+            self.graph_view.find(self.find_edit.text())
+
+    def notice_lines(self) -> list[str]:
+        """Everything the user should know the trace lacks or hit, one line each."""
+        trace = self.state.trace
+        if trace is None:
+            return []
+        lines = [f"Not recorded on this torch: {m}" for m in trace.capabilities.missing]
+        lines += list(trace.warnings)
+        lines += [f"{p.where}: {p.message}" for p in trace.problems]
+        graph = self.state.graph
+        if graph is not None:
+            lines += [f"graph {graph.index}: {w}" for w in graph.warnings]
+            if graph.timing is not None and graph.timing.note:
+                lines.append(f"graph {graph.index} timing: {graph.timing.note}")
+        if trace.script.status not in ("ok", "running"):
+            lines.insert(0, f"Script status: {trace.script.status}. {trace.script.message}")
+        return lines
+
+    def _show_notices(self) -> None:
+        lines = self.notice_lines()
+        trace = self.state.trace
+        html = "".join(f"<p>⚠ {escape(line)}</p>" for line in lines) or "<p>No notices.</p>"
+        if trace is not None and trace.script.traceback:
+            html += f"<pre>{escape(trace.script.traceback)}</pre>"
+        self.notices.setHtml(html)
+        self.notice_label.setText(f"⚠ {len(lines)} notice{'s' if len(lines) != 1 else ''}"
+                                  if lines else "")
+        if lines:
+            self.docks["notices"].show()
+
+    # ---- commands -------------------------------------------------------------------------
+    def show_find(self) -> None:
+        self.find_bar.show()
+        self.find_edit.setFocus()
+        self.find_edit.selectAll()
+
+    def _on_find(self) -> None:
+        text = self.find_edit.text()
+        if text and text == getattr(self, "_last_find", None):
+            self.graph_view.find_next()
+        else:
+            self.graph_view.find(text)
+        self._last_find = text
+
+    def focus_ledger_filter(self) -> None:
+        self.docks["ledger"].show()
+        self.docks["ledger"].raise_()
+        self.ledger.reason.setFocus()
+        self.ledger.reason.selectAll()
+
+    def next_graph(self, step: int = 1) -> None:
+        trace = self.state.trace
+        if trace is not None and trace.graphs:
+            self.state.set_graph((self.state.graph_index + step) % len(trace.graphs))
+
+    def previous_graph(self) -> None:
+        self.next_graph(-1)
+
+    def why_not_fused(self) -> WhyNotDialog | None:
+        sel = self.state.selected_nodes
+        if self.state.graph is None or len(sel) != 2:
+            self.show_error("Select two nodes first (click one, Ctrl+click the other).")
+            return None
+        dialog = WhyNotDialog(self.state.graph, sel[0], sel[1], self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def set_dark(self, dark: bool) -> None:
+        apply_theme(dark)
+        self.graph_view.set_dark(dark)
+        self.settings.setValue("dark", dark)
+
+    def toggle_dark(self) -> None:
+        self.set_dark(not is_dark())
+
+    def open_trace_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open trace", "", TRACE_FILTER)
+        if path:
+            self.open_trace(path)
+
+    def open_script_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open script", "", "Python (*.py)")
+        if path:
+            self.run_script(path)
+
+    def export_graph_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export graph", "graph.png",
+                                              export.GRAPH_FORMATS)
+        if path:
+            self._try_export(export.export_graph, self.graph_view, path)
+
+    def export_ledger_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export ledger", "ledger.csv",
+                                              export.LEDGER_FORMATS)
+        if path:
+            self._try_export(export.export_ledger, self.ledger.shown_rows, path)
+
+    def _try_export(self, fn, what, path: str) -> None:
+        try:
+            written = fn(what, path)
+        except OSError as e:
+            self.show_error(f"Export failed.\n\n{e}")
+            return
+        self.statusBar().showMessage(f"wrote {written}", 5000)
+
+    # ---- recent files, drag and drop, layout persistence -------------------------------------
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def add_recent(self, path: str) -> None:
+        path = os.path.abspath(path)
+        recent = [path] + [p for p in self.recent_files() if p != path]
+        self.settings.setValue("recent", recent[:MAX_RECENT])
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        for url in event.mimeData().urls():
+            if url.isLocalFile():
+                self.open_path(url.toLocalFile())
+                break
+
+    def _restore(self) -> None:
+        geometry = self.settings.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1500, 950)
+        self._shown = False
+        self.set_dark(str(self.settings.value("dark", False)).lower() == "true")
+
+    def save_layout(self) -> None:
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("window_state", self.saveState())
+        self.settings.sync()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        if self._shown:
+            return
+        # Dock arrangement waits for the first show: tabifying or restoring before the
+        # window was ever laid out leaves stray, visible tab bars behind (Qt 6.11).
+        self._shown = True
+        saved = self.settings.value("window_state")
+        if saved is None or not self.restoreState(saved):
+            self._arrange_docks()
+
+    def _arrange_docks(self) -> None:
+        """The first-run layout: graphs left, kernel/details right, ledger/charts below."""
+        for first, *others in ((self.docks["kernel"], self.docks["details"]),
+                               (self.docks["ledger"], self.docks["charts"], self.docks["output"])):
+            for dock in others:
+                self.tabifyDockWidget(first, dock)
+            first.raise_()
+        self.docks["notices"].setVisible(bool(self.notice_lines()))
+        self.resizeDocks([self.docks["graphs"], self.docks["kernel"]], [290, 440],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["ledger"]], [240], Qt.Orientation.Vertical)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        self.save_layout()
+        self.experiments.close_windows()
+        if self.runner.running:
+            self.runner.cancel()
+            self.runner.wait(5000)
+        super().closeEvent(event)

@@ -1,0 +1,52 @@
+"""Shared fixtures of the Qt tests: isolated QSettings and the traces to open.
+
+Every test gets its own QSettings location, so no test reads or writes the user's
+recent files or window layout, and no test depends on another's leftovers.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QCoreApplication, QSettings
+
+from fusionviz.model.synthetic import synthetic_trace
+from fusionviz.model.trace_io import save_trace
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+RECORDED = sorted(DATA.glob("*.json.gz"))
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path_factory):
+    """QSettings() of the code under test writes to a fresh temporary folder."""
+    folder = tmp_path_factory.mktemp("settings")
+    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        QSettings.setPath(fmt, QSettings.Scope.UserScope, str(folder))
+        QSettings.setPath(fmt, QSettings.Scope.SystemScope, str(folder / "system"))
+    QCoreApplication.setOrganizationName("fusionviz-tests")
+    QCoreApplication.setApplicationName("fusionviz-tests")
+    yield folder
+
+
+@pytest.fixture
+def settings(isolated_settings) -> QSettings:
+    return QSettings(str(isolated_settings / "window.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture(scope="session")
+def synthetic_path(tmp_path_factory) -> Path:
+    """A 300-node synthetic trace with three rounds, saved like a recorded one."""
+    path = tmp_path_factory.mktemp("traces") / "synthetic_300.json.gz"
+    save_trace(synthetic_trace(300, seed=3, rounds=3), path)
+    return path
+
+
+@pytest.fixture(params=[*(p.name for p in RECORDED), "synthetic"])
+def any_trace_path(request, synthetic_path) -> Path:
+    """Each recorded trace in tests/data, and the synthetic trace."""
+    return synthetic_path if request.param == "synthetic" else DATA / request.param

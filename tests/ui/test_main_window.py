@@ -1,0 +1,229 @@
+"""The main window end to end: open traces, switch graphs, step, errors, settings, notices."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.model.synthetic import synthetic_trace
+from fusionviz.model.trace import Capabilities, Problem
+from fusionviz.model.trace_io import load_trace, save_trace
+from fusionviz.ui.ledger import WhyNotDialog
+from fusionviz.ui.main_window import MainWindow
+from fusionviz.ui.theme import is_dark
+
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture
+def window(qtbot, settings):
+    w = MainWindow(settings=settings)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def test_open_every_graph_and_step_through_every_round(window, any_trace_path, qtbot):
+    assert window.open_trace(str(any_trace_path)), window.errors
+    trace = load_trace(any_trace_path)
+    for gi, graph in enumerate(trace.graphs):
+        item = window.graphs_list.topLevelItem(gi)
+        window.graphs_list.setCurrentItem(item)
+        assert window.state.graph_index == gi
+        assert item.text(1) == str(len(graph.nodes))
+        steps = fusion_steps(graph)
+        window.stepper.go_first()
+        for k, step in enumerate(steps):
+            assert window.state.step == k
+            assert window.stepper.label.text().startswith(step.label)
+            for group in step.groups:
+                assert set(window.graph_view.group_of_node(group[0])) == set(group)
+            window.stepper.go_next()
+        assert window.state.step == len(steps) - 1
+
+
+def test_arrow_home_end_keys_step(window, synthetic_path, qtbot):
+    window.open_trace(str(synthetic_path))
+    window.activateWindow()
+    window.graph_view.setFocus()
+    n = len(fusion_steps(window.state.graph))
+    qtbot.keyClick(window.graph_view, Qt.Key.Key_Right)
+    assert window.state.step == 1
+    qtbot.keyClick(window.graph_view, Qt.Key.Key_End)
+    assert window.state.step == n - 1
+    qtbot.keyClick(window.graph_view, Qt.Key.Key_Left)
+    assert window.state.step == n - 2
+    qtbot.keyClick(window.graph_view, Qt.Key.Key_Home)
+    assert window.state.step == 0
+
+
+def test_clicking_a_node_selects_it_and_shows_its_kernel(window, synthetic_path, qtbot):
+    window.open_trace(str(synthetic_path))
+    view = window.graph_view
+    view.resetTransform()
+    view.centerOn(view.node_scene_pos("op20"))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
+                     pos=view.mapFromScene(view.node_scene_pos("op20") + QPointF(30, 0)))
+    assert window.state.selected_nodes == ("op20",)
+    assert window.state.kernel == view.kernel_of["op20"].name
+
+
+def test_why_not_fused_with_two_selected_nodes(window, synthetic_path):
+    window.open_trace(str(synthetic_path))
+    graph = window.state.graph
+    cand = next(c for c in graph.rounds[0].candidates if c.outcome == "rejected")
+    window.graph_view.click_node(cand.a[0])
+    window.graph_view.click_node(cand.b[0], add=True)
+    window.actions_by_name["why_not"].trigger()
+    dialogs = window.findChildren(WhyNotDialog)
+    assert len(dialogs) == 1 and dialogs[0].isVisible() and not dialogs[0].isModal()
+    assert cand.reasons[0].text in dialogs[0].text.toPlainText()
+    window.state.select_nodes(("op1",))
+    window.why_not_fused()
+    assert "Select two nodes" in window.errors[-1]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "wrong json"])
+def test_broken_trace_shows_an_error_and_the_window_lives_on(window, synthetic_path,
+                                                             tmp_path, damage):
+    bad = tmp_path / "bad.json.gz"
+    data = synthetic_path.read_bytes()
+    bad.write_bytes({"garbage": b"\x00\x01 not a trace", "truncated": data[: len(data) // 2],
+                     "empty": b"", "wrong json": gzip.compress(b'{"format": "other"}')}[damage])
+    assert not window.open_trace(str(bad))
+    assert str(bad) in window.errors[-1]
+    assert QApplication.activeModalWidget() is None  # nothing blocks the event loop
+    assert window.open_trace(str(synthetic_path))  # and it still works
+    assert window.state.trace is not None
+
+
+def test_notices_and_environment_are_shown(window, tmp_path):
+    trace = dataclasses.replace(
+        synthetic_trace(30, seed=1),
+        env={"torch": "2.13.0", "triton": "3.5", "device_name": "NVIDIA H100"},
+        capabilities=Capabilities(installed=("rounds",), missing=("benchmark_fusion",)),
+        warnings=("something odd",),
+        problems=(Problem("kernels", "source not found"),),
+    )
+    path = tmp_path / "t.json.gz"
+    save_trace(trace, path)
+    window.open_trace(str(path))
+    lines = window.notice_lines()
+    assert "Not recorded on this torch: benchmark_fusion" in lines
+    assert "something odd" in lines and "kernels: source not found" in lines
+    assert "benchmark_fusion" in window.notices.toPlainText()
+    assert window.notice_label.text() == "⚠ 3 notices"
+    assert window.env_label.text() == "torch 2.13.0 · triton 3.5 · NVIDIA H100"
+
+
+def test_dock_layout_and_recent_files_persist(qtbot, settings, synthetic_path):
+    first = MainWindow(settings=settings)
+    qtbot.addWidget(first)
+    first.show()
+    first.open_trace(str(synthetic_path))
+    first.docks["charts"].hide()
+    first.close()
+    second = MainWindow(settings=settings)
+    qtbot.addWidget(second)
+    second.show()
+    assert second.docks["charts"].isHidden() and not second.docks["ledger"].isHidden()
+    assert second.recent_files() == [os.path.abspath(synthetic_path)]
+
+
+def test_default_settings_never_touch_the_users_files(qtbot, isolated_settings):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.save_layout()
+    assert window.settings.fileName().startswith(str(isolated_settings))
+
+
+def test_dark_theme_toggles_and_is_remembered(window, settings):
+    try:
+        window.toggle_dark()
+        assert is_dark()
+        assert window.graph_view.backgroundBrush().color().lightness() < 80
+        assert str(settings.value("dark")).lower() == "true"
+    finally:
+        window.set_dark(False)
+    assert window.graph_view.backgroundBrush().color().lightness() > 200
+
+
+def test_dropping_a_trace_file_opens_it(window, synthetic_path):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(synthetic_path))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
+                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    assert window.state.path == str(synthetic_path)
+
+
+def test_find_bar_searches_the_graph(window, synthetic_path, qtbot):
+    window.open_trace(str(synthetic_path))
+    window.actions_by_name["find"].trigger()
+    assert window.find_bar.isVisible()
+    qtbot.keyClicks(window.find_edit, "op12")
+    qtbot.keyClick(window.find_edit, Qt.Key.Key_Return)
+    hits = [window.graph_view.paint_data.names[i] for i in window.graph_view.overlay.hits]
+    assert hits and all("op12" in h for h in hits)
+    assert window.find_hits.text().strip().startswith(str(len(hits)))
+
+
+def test_app_start_opens_a_trace_or_captures_the_bundled_example(window, synthetic_path,
+                                                                  monkeypatch):
+    from fusionviz.model import runner
+    from fusionviz.ui.app import start
+
+    start(window, str(synthetic_path), None)
+    assert window.state.path == str(synthetic_path)
+    started = []
+    monkeypatch.setattr(window, "run_script", lambda path, **o: started.append((path, o)))
+    start(window, None, {"mode": "max-autotune"})
+    assert started == [(runner.default_example(), {"mode": "max-autotune"})]
+    start(window, "model.py", {"device": "cpu"})
+    assert started[-1] == ("model.py", {"device": "cpu"})
+
+
+def test_traces_without_graphs_or_nodes_open_quietly(window, tmp_path):
+    from fusionviz.model.trace import Graph, Script, Trace
+
+    empty = Trace(script=Script("s.py", status="no_graphs", message="nothing compiled"))
+    bare = Trace(graphs=(Graph(index=0),))
+    for k, trace in enumerate((empty, bare)):
+        path = tmp_path / f"t{k}.json.gz"
+        save_trace(trace, path)
+        assert window.open_trace(str(path)), window.errors
+        window.stepper.go_next()
+        window.graph_view.fit()
+        window.graph_view.find("op")
+        image = window.graph_view.render_image()
+        assert not image.isNull()
+    assert "Script status: no_graphs" not in " ".join(window.notice_lines())  # bare is ok
+    assert window.ledger.title.text().startswith("<b>before fusion")
+
+
+def test_graph_and_ledger_shortcuts(window, tmp_path, qtbot):
+    from fusionviz.model.trace_io import load_trace as load
+
+    path = sorted(DATA_DIR.glob("*.json.gz"))
+    multi = next((p for p in path if len(load(p).graphs) > 1), None)
+    if multi is None:
+        pytest.skip("no recorded trace with several graphs")
+    window.open_trace(str(multi))
+    n = len(window.state.trace.graphs)
+    window.actions_by_name["next_graph"].trigger()
+    assert window.state.graph_index == 1
+    window.actions_by_name["prev_graph"].trigger()
+    window.actions_by_name["prev_graph"].trigger()
+    assert window.state.graph_index == n - 1
+    window.actions_by_name["filter_ledger"].trigger()
+    assert window.ledger.reason.hasFocus()

@@ -1,0 +1,149 @@
+"""RunController drives a real child process that speaks the progress protocol.
+
+The child is a tiny Python script (no torch) standing in for the capture: it prints
+``FUSIONVIZ {json}`` progress lines between ordinary output, writes a trace, and exits
+the way the test asks. ``finalize_trace`` then settles the status, as for a capture.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+import pytest
+
+from fusionviz.model.trace_io import load_trace
+from fusionviz.ui.main_window import MainWindow
+from fusionviz.ui.run_controller import RunController, progress_text
+
+FAKE_CHILD = textwrap.dedent('''
+    import sys, time
+    from dataclasses import replace
+    from fusionviz.model.trace import Script
+    from fusionviz.model.protocol import encode_progress
+    from fusionviz.model.synthetic import synthetic_trace
+    from fusionviz.model.trace_io import save_trace
+    out, how = sys.argv[1], sys.argv[2]
+    print(encode_progress("start", script="fake.py"), flush=True)
+    print("hello from the script", flush=True)
+    print(encode_progress("graph_start", graph=0, compile_id="0/0", kind="inference"), flush=True)
+    print(encode_progress("round", graph=0, round=1, nodes=30), flush=True)
+    if how == "hang":
+        import subprocess  # like Inductor's compile workers: a grandchild process
+        worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open(out + ".worker", "w").write(str(worker.pid))
+        print(encode_progress("round", graph=0, round=2, nodes=20), flush=True)
+        time.sleep(60)
+    if how != "die":
+        trace = synthetic_trace(40, seed=1, rounds=2)
+        if how == "fail":  # like the capture: the script's exception is recorded
+            tb = "Traceback (most recent call last):\\nRuntimeError: boom"
+            trace = replace(trace, script=Script("fake.py", status="error", traceback=tb,
+                                                 message="RuntimeError: boom"))
+        save_trace(trace, out)
+    print(encode_progress("graph_done", graph=0, nodes=40, kernels=12), flush=True)
+    print(encode_progress("done", status="ok", graphs=1), flush=True)
+    if how in ("die", "fail"):  # die: before writing a trace; fail: after
+        print("Traceback (most recent call last):\\nRuntimeError: boom", file=sys.stderr)
+        sys.exit(3)
+''')
+
+
+@pytest.fixture
+def child(tmp_path):
+    path = tmp_path / "fake_child.py"
+    path.write_text(FAKE_CHILD)
+
+    def argv(script, out, *, how="ok", **_options):
+        return [sys.executable, str(path), out, how]
+
+    return argv
+
+
+def run(qtbot, controller, how, tmp_path):
+    progress, output = [], []
+    controller.sig_progress.connect(progress.append)
+    controller.sig_output.connect(output.append)
+    with qtbot.waitSignal(controller.sig_finished, timeout=30000) as done:
+        controller.start(str(tmp_path / "fake.py"), str(tmp_path / "out.json.gz"),
+                         cache_dir=str(tmp_path / "cache"), how=how)
+    return done.args[0], progress, output
+
+
+def test_progress_output_and_trace_of_a_good_run(qtbot, child, tmp_path):
+    controller = RunController(argv_builder=child)
+    path, progress, output = run(qtbot, controller, "ok", tmp_path)
+    assert [m["event"] for m in progress] == ["start", "graph_start", "round", "graph_done",
+                                              "done"]
+    assert "hello from the script" in output
+    assert not any(line.startswith("FUSIONVIZ") for line in output)
+    trace = load_trace(path)
+    assert trace.script.status == "ok" and len(trace.graphs[0].nodes) == 40
+    assert not controller.running
+
+
+def test_a_crashing_script_still_yields_a_trace_with_its_traceback(qtbot, child, tmp_path):
+    path, _, output = run(qtbot, RunController(argv_builder=child), "die", tmp_path)
+    trace = load_trace(path)
+    assert trace.script.status == "error" and trace.script.exit_code == 3
+    assert "RuntimeError: boom" in trace.script.traceback
+    assert "RuntimeError: boom" in output
+
+
+def test_cancel_kills_the_child_and_its_workers(qtbot, child, tmp_path):
+    controller = RunController(argv_builder=child)
+    with qtbot.waitSignal(controller.sig_progress, timeout=30000,
+                          check_params_cb=lambda m: m.get("round") == 2):
+        controller.start(str(tmp_path / "fake.py"), str(tmp_path / "out.json.gz"),
+                         cache_dir=str(tmp_path / "cache"), how="hang")
+    with qtbot.waitSignal(controller.sig_finished, timeout=30000) as done:
+        controller.cancel()
+    assert load_trace(done.args[0]).script.status == "cancelled"
+    assert not controller.running
+    worker = int((tmp_path / "out.json.gz.worker").read_text())
+    qtbot.waitUntil(lambda: not _alive(worker), timeout=5000)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)  # not our child: raises; reaps nothing
+    except ChildProcessError:
+        pass
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"  # a zombie is dead, awaiting its reaper
+    except FileNotFoundError:
+        return False
+
+
+def test_a_missing_interpreter_reports_failure(qtbot, tmp_path):
+    controller = RunController(argv_builder=lambda s, o, **k: [str(tmp_path / "nope")])
+    with qtbot.waitSignal(controller.sig_failed, timeout=10000) as failed:
+        controller.start("x.py", str(tmp_path / "out.json.gz"), cache_dir=str(tmp_path))
+    assert "could not start" in failed.args[0]
+
+
+def test_window_runs_a_script_shows_progress_then_the_graphs(qtbot, child, tmp_path, settings):
+    window = MainWindow(settings=settings)
+    qtbot.addWidget(window)
+    window.runner._argv_builder = child
+    texts, placeholders = [], []
+    window.runner.sig_progress.connect(lambda m: texts.append(window.progress.label.text()))
+    window.runner.sig_progress.connect(lambda m: placeholders.append(window.graph_view.message))
+    with qtbot.waitSignal(window.runner.sig_finished, timeout=30000):
+        assert window.run_script(str(tmp_path / "fake.py"), how="fail")
+    assert "graph 0 · fusion round 1, 30 nodes left" in texts
+    assert any(m.startswith("graph 0 · fusion round 1") for m in placeholders)
+    assert window.progress.isHidden()
+    assert window.state.trace is not None and len(window.state.trace.graphs) == 1
+    assert "hello from the script" in window.output.toPlainText()
+    assert window.errors and "RuntimeError: boom" in window.errors[-1]
+    assert any("Script status: error" in line for line in window.notice_lines())
+
+
+def test_progress_text_reads_every_event():
+    assert progress_text({"event": "graph_start", "graph": 2, "kind": "backward"}) == \
+        "compiling graph 2 backward"
+    assert progress_text({"event": "timing", "graph": 1}) == "timing graph 1"
+    assert progress_text({"event": "done", "status": "ok"}) == "capture finished (ok)"
