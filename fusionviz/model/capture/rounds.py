@@ -97,7 +97,7 @@ class Attempt:
 def reasons_for(ok: bool, sink: ReasonSink, same: bool) -> tuple[Reason, ...]:
     """The recorded reasons, or the silent check that returned False."""
     if ok or sink.reasons:
-        return tuple(sink.reasons)
+        return tuple(dict.fromkeys(sink.reasons))  # the same check can explain twice
     if same:
         return (Reason("both sides are already one fused node", "identity"),)
     if sink.checks:
