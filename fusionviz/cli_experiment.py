@@ -26,6 +26,8 @@ def add_experiment_args(ap: argparse.ArgumentParser) -> None:
                       help="fuse these two nodes if it is legal (repeatable)")
     what.add_argument("--keep-spills", action="store_true",
                       help="benchmark_fusion timing spilling kernels instead of vetoing them")
+    ap.add_argument("--graph", type=int, default=None, metavar="N",
+                    help="apply --forbid/--force only to graph N (compile order; default: all)")
     ap.add_argument("--ab-base", action="append", default=[], metavar="KEY=VALUE",
                     help="settings of side A for --ab (default: Inductor's defaults)")
     ap.add_argument("-o", "--out", default="experiment", help="folder for traces and the report")
@@ -71,7 +73,7 @@ def experiment_command(opts: argparse.Namespace) -> int:
             result = experiments.keep_spills(opts.script, opts.out, **common)
         else:
             whatif = WhatIf(forbid=tuple(map(parse_pair, opts.forbid or ())),
-                            force=tuple(map(parse_pair, opts.force or ())))
+                            force=tuple(map(parse_pair, opts.force or ())), graph=opts.graph)
             result = experiments.rules(opts.script, opts.out, whatif, **common)
     except ValueError as e:
         print(f"fusionviz: {e}", file=sys.stderr)

@@ -128,6 +128,38 @@ def _kernels(i: int, ga: Graph, gb: Graph) -> list[KernelDelta]:
     return out
 
 
+def _origin_names(node) -> frozenset[str]:
+    return frozenset(o.name for o in node.origins)
+
+
+def node_mapping(ga: Graph, gb: Graph) -> dict[str, str]:
+    """Node of ``ga`` → the same node in ``gb``: by name where the name exists in ``gb``
+    and the two nodes come from the same FX nodes (or neither records any); otherwise
+    the ``gb`` node sharing most FX origins (variants compiled under other settings
+    can number their nodes differently)."""
+    b_by_name = {n.name: n for n in gb.nodes}
+    by_origin: dict[str, list] = {}
+    for n in gb.nodes:
+        for o in _origin_names(n):
+            by_origin.setdefault(o, []).append(n)
+    out = {}
+    for n in ga.nodes:
+        origins = _origin_names(n)
+        same = b_by_name.get(n.name)
+        if same is not None and (_origin_names(same) == origins or not origins):
+            out[n.name] = n.name
+            continue
+        scores: dict[str, int] = {}
+        for o in origins:
+            for m in by_origin.get(o, ()):
+                scores[m.name] = scores.get(m.name, 0) + 1
+        if scores:
+            out[n.name] = max(scores, key=lambda k: (scores[k], k == n.name))
+        elif same is not None:
+            out[n.name] = n.name
+    return out
+
+
 def compare(a: Trace, b: Trace, label_a: str = "A", label_b: str = "B") -> Comparison:
     """Compare trace ``b`` (the variant) against ``a`` (the baseline)."""
     ma, mb = metrics(a), metrics(b)

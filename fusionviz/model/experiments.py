@@ -224,7 +224,8 @@ def _setting(key: str, value) -> str:
 def experiment_argv(script: str, out_dir: str, kind: str, *, pairs=(), config: dict | None = None,
                     config_a: dict | None = None, mode: str | None = None,
                     benchmark_fusion: bool = False, device: str = "auto",
-                    timeout: float | None = None, script_args=()) -> list[str]:
+                    timeout: float | None = None, script_args=(),
+                    graph: int | None = None) -> list[str]:
     """The ``fusionviz experiment`` command line the GUI runs as a child.
 
     ``kind`` is one of ``KINDS``; ``pairs`` are the (node, node) rules of forbid/force,
@@ -243,6 +244,8 @@ def experiment_argv(script: str, out_dir: str, kind: str, *, pairs=(), config: d
         if not pairs:
             raise ValueError(f"--{kind} needs at least one pair of nodes")
         argv += [a for x, y in pairs for a in (f"--{kind}", f"{x},{y}")]
+        if graph is not None:
+            argv += ["--graph", str(graph)]
     elif kind == "keep_spills":
         argv.append("--keep-spills")
     else:

@@ -22,6 +22,7 @@ class WhatIf:
     forbid: tuple[Pair, ...] = ()
     force: tuple[Pair, ...] = ()
     keep_spills: bool = False
+    graph: int | None = None  # forbid/force apply only to this graph (compile order)
 
     def active(self) -> bool:
         return self != WhatIf()
@@ -37,6 +38,8 @@ class WhatIf:
             out["fusionviz.force"] = " ".join(f"{a},{b}" for a, b in self.force)
         if self.keep_spills:
             out["fusionviz.keep_spills"] = True
+        if self.graph is not None:
+            out["fusionviz.rules_graph"] = self.graph
         return out
 
     def to_argv(self) -> list[str]:
@@ -50,6 +53,8 @@ class WhatIf:
             argv += ["--force", f"{a},{b}"]
         if self.keep_spills:
             argv.append("--keep-spills")
+        if self.graph is not None:
+            argv += ["--rules-graph", str(self.graph)]
         return argv
 
 

@@ -2,7 +2,8 @@
 pair, and zoom and scroll position.
 
 Node names are stable between two compiles of one script on one torch, so what is
-selected on one side is selected on the other where the same names exist. Kernels
+selected on one side is selected on the other where the same names exist (and come
+from the same FX nodes); otherwise nodes are matched by their FX origins. Kernels
 are matched by their nodes (names differ between variants). Steps are matched by
 position, clamped to the other side's last step (a variant may stop fusing early).
 """
@@ -13,6 +14,7 @@ from contextlib import contextmanager
 
 from PySide6.QtCore import QObject
 
+from fusionviz.model.compare import node_mapping
 from fusionviz.ui.fusion_stepper import steps_of
 from fusionviz.ui.graph_view import GraphView
 
@@ -29,7 +31,7 @@ class ViewSync(QObject):
             s.sig_graph_changed.connect(lambda i, d=dst: self._mirror(self._graph, d, i))
             s.sig_step_changed.connect(lambda k, d=dst: self._mirror(self._step, d, k))
             s.sig_selection_changed.connect(
-                lambda s=s, d=dst: self._mirror(self._selection, d, s.selected_nodes))
+                lambda s=s, d=dst: self._mirror(self._selection, d, _mapped(s, d.state)))
             s.sig_kernel_changed.connect(
                 lambda _n, v=src, d=dst: self._mirror(self._kernel, d, v))
             s.sig_pair_changed.connect(lambda s=s, d=dst: self._mirror(self._pair, d, s.pair))
@@ -91,6 +93,14 @@ class ViewSync(QObject):
         known = dst.paint_data.index if dst.paint_data is not None else {}
         whole = pair is not None and all(n in known for group in pair for n in group)
         dst.state.highlight_pair(pair if whole else None)
+
+
+def _mapped(src, dst) -> tuple[str, ...]:
+    """``src``'s selected nodes as named in ``dst``'s graph."""
+    if src.graph is None or dst.graph is None:
+        return src.selected_nodes
+    mapping = node_mapping(src.graph, dst.graph)
+    return tuple(dict.fromkeys(mapping[n] for n in src.selected_nodes if n in mapping))
 
 
 def matching_kernel(src: GraphView, dst: GraphView) -> str:

@@ -151,7 +151,7 @@ class ExperimentActions(QObject):
         if len(sel) != 2:
             self.window.show_error(_NEED_PAIR)
             return False
-        return self.run(kind, pairs=[tuple(sel)])
+        return self.run(kind, pairs=[tuple(sel)], graph=self.window.state.graph_index)
 
     def ab_dialog(self) -> ABDialog | None:
         why = self.why_not("")
@@ -175,7 +175,8 @@ class ExperimentActions(QObject):
             action.setEnabled(not why)
             action.setToolTip(why or f"Recompile with fusion of {label} "
                               f"{'forced where legal' if kind == 'force' else 'forbidden'}")
-            action.triggered.connect(lambda _c=False, k=kind: self.run(k, pairs=[pair]))
+            action.triggered.connect(lambda _c=False, k=kind: self.run(
+                k, pairs=[pair], graph=self.window.state.graph_index))
         menu.addSeparator()
         sweep = menu.addAction("Sweep Fusion Rounds", self.sweep_rounds)
         sweep.setEnabled(not blocker(self.window.state.trace))

@@ -145,6 +145,7 @@ class LedgerPane(QWidget):
         # round took 1.3 s per step.
         self.table.horizontalHeader().setResizeContentsPrecision(60)
         self._rows_cache: dict[int, tuple[object, list[dict]]] = {}
+        self._widths: dict[tuple[str, ...], list[int]] = {}  # fitted widths per column set
         bar = QHBoxLayout()
         bar.addWidget(self.title, 1)
         bar.addWidget(QLabel("outcome:"))
@@ -161,6 +162,7 @@ class LedgerPane(QWidget):
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._on_context_menu)
         state.sig_trace_changed.connect(self._rows_cache.clear)
+        state.sig_trace_changed.connect(self._widths.clear)
         state.sig_graph_changed.connect(self._reload)
         state.sig_step_changed.connect(self._reload)
         self._reload()
@@ -206,10 +208,14 @@ class LedgerPane(QWidget):
             self._fit_columns()
 
     def _fit_columns(self) -> None:
-        self.table.resizeColumnsToContents()
-        for col in range(self.model.columnCount()):
-            if self.table.columnWidth(col) > _MAX_COLUMN:
-                self.table.setColumnWidth(col, _MAX_COLUMN)
+        key = tuple(self.model.columns)
+        widths = self._widths.get(key)
+        if widths is None:  # measuring every cell costs 45-110 ms on a big round
+            self.table.resizeColumnsToContents()
+            widths = [min(self.table.columnWidth(c), _MAX_COLUMN) for c in range(len(key))]
+            self._widths[key] = widths
+        for col, width in enumerate(widths):
+            self.table.setColumnWidth(col, width)
 
     @property
     def shown_rows(self) -> list[dict]:

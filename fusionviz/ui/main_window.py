@@ -7,6 +7,7 @@ layout and recent files in QSettings.
 
 from __future__ import annotations
 
+import gc
 import os
 from html import escape
 
@@ -161,6 +162,9 @@ class MainWindow(QMainWindow):
             self.show_error(f"Cannot open the trace.\n\n{e}")
             return False
         self.state.set_trace(trace, path)
+        # A big trace is a million acyclic objects: keep the cyclic GC from re-scanning
+        # them on every later collection (a ~0.8 s pause at 20k nodes otherwise).
+        gc.freeze()
         self.add_recent(path)
         return True
 

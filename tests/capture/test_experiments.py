@@ -86,3 +86,20 @@ def test_ab_with_a_config_key_gives_the_report_table(tmp_path):
     assert sum(len(r.fusions) for r in b.trace.graphs[0].rounds) == 0
     assert "| Net node reduction | 3 | 0 | -3 |" in exp.report
     assert (tmp_path / "report.csv").read_text().startswith("metric,default,max_fusion_size=1")
+
+
+def test_rules_limited_to_one_graph(capture, tmp_path):
+    base = capture("graph_break")
+    fused = [(g.index, f) for g in base.graphs for r in g.rounds for f in r.fusions]
+    gi, f = fused[-1]
+    rule = (f.a[0], f.b[0])
+    script = base.script.path
+    var = run_capture(script, str(tmp_path / "v.json.gz"), device="cpu",
+                      whatif=WhatIf(forbid=(rule,), graph=gi))
+    assert var.config["fusionviz.rules_graph"] == gi
+    for g, bg in zip(var.graphs, base.graphs):
+        joined = any(set(rule) <= set(grp) for grp in g.final_groups)
+        if g.index == gi:
+            assert not joined
+        else:  # other graphs compile exactly as in the baseline
+            assert g.final_groups == bg.final_groups

@@ -54,3 +54,11 @@ def test_keep_spills_and_common_options():
 def test_incomplete_requests_are_refused(kind, kwargs):
     with pytest.raises(ValueError):
         experiment_argv("m.py", "o", kind, **kwargs)
+
+
+def test_rules_can_be_limited_to_the_shown_graph():
+    from fusionviz.model.experiments import experiment_argv
+
+    argv = experiment_argv("s.py", "out", "forbid", pairs=[("op1", "op2")], graph=1)
+    assert argv[argv.index("--graph") + 1] == "1"
+    assert "--graph" not in experiment_argv("s.py", "out", "forbid", pairs=[("op1", "op2")])

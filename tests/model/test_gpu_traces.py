@@ -61,6 +61,9 @@ def test_inductor_failure_keeps_the_partial_round():
     fwd, bwd = trace.graphs
     assert fwd.kernels and not bwd.kernels
     assert len(bwd.rounds) == 1 and bwd.rounds[0].fusions  # what happened before the raise
+    r = bwd.rounds[0]
+    assert len(r.groups_after) == len(r.groups_before) - len(r.fusions)
+    assert any("speedup_by_fusion raised" in x.text for c in r.candidates for x in c.reasons)
     assert any("round 1 raised NotImplementedError" in w for w in bwd.warnings)
 
 

@@ -30,6 +30,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--forbid", action="append", default=[], metavar="OP_A,OP_B")
     ap.add_argument("--force", action="append", default=[], metavar="OP_A,OP_B")
     ap.add_argument("--keep-spills", action="store_true")
+    ap.add_argument("--rules-graph", type=int, default=None, metavar="N")
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     return ap.parse_args(argv)
@@ -56,6 +57,7 @@ def whatif_from(opts: argparse.Namespace) -> WhatIf:
             forbid=tuple(parse_pair(p) for p in opts.forbid),
             force=tuple(parse_pair(p) for p in opts.force),
             keep_spills=opts.keep_spills,
+            graph=opts.rules_graph,
         )
     except ValueError as e:
         raise SystemExit(f"fusionviz: {e}") from e

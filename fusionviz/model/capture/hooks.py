@@ -331,7 +331,7 @@ class Hooks:
     def _rule(self, node1, node2):
         """("forbid"|"force", pair) when a rule joins these two nodes, else None."""
         w = self.whatif
-        if not (w.forbid or w.force):
+        if not (w.forbid or w.force) or not self._rules_apply():
             return None
         a, b = set(members(node1)), set(members(node2))
         for kind, rules in (("forbid", w.forbid), ("force", w.force)):
@@ -340,9 +340,16 @@ class Hooks:
                     return kind, rule
         return None
 
+    def _rules_apply(self) -> bool:
+        """Forbid/force rules can be limited to one graph (node names repeat per graph)."""
+        g = self.rec.current
+        return self.whatif.graph is None or (g is not None and g.index == self.whatif.graph)
+
     def _inject_forced(self, nodes, pairs):
         """Put each forced pair first in the candidate list (adding it if absent)."""
         pairs = list(pairs)
+        if not self._rules_apply():
+            return pairs
         rnd = self._round()
         for rule in reversed(self.whatif.force):
             side = {}
