@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import QCoreApplication, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QTimer
 from PySide6.QtWidgets import QApplication
 
 from fusionviz.model import runner
@@ -39,4 +39,9 @@ def run_app(argv_path: str | None, *, capture_options: dict | None = None) -> in
     window.show()
     # After the loop starts, so the window paints before a capture or a big load.
     QTimer.singleShot(0, lambda: start(window, argv_path, capture_options))
-    return app.exec()
+    code = app.exec()
+    # Delete the window (and its pyqtgraph plots) while Qt is still alive: a plot left
+    # for interpreter shutdown can crash PySide6 6.11 on exit.
+    window.deleteLater()
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    return code

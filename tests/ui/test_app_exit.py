@@ -1,0 +1,39 @@
+"""The real entry point opens a trace, shows the charts, quits, and exits cleanly."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+TRACE = Path(__file__).parents[1] / "data" / "gpu_mlp_block.json.gz"
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QDockWidget
+    from fusionviz.ui.app import make_app, run_app
+
+    app = make_app()
+
+    def show_charts():
+        window = next(w for w in QApplication.topLevelWidgets()
+                      if w.metaObject().className() == "MainWindow")
+        assert window.state.trace is not None and len(window.state.trace.graphs) == 2
+        for dock in window.findChildren(QDockWidget):
+            dock.show()
+            dock.raise_()
+        print("opened", flush=True)
+
+    QTimer.singleShot(1500, show_charts)
+    QTimer.singleShot(3000, QApplication.quit)
+    sys.exit(run_app(sys.argv[1]))
+""")
+
+
+def test_run_app_opens_and_exits_cleanly(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", SCRIPT, str(TRACE)], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert "opened" in result.stdout, result.stderr
+    assert result.returncode == 0, result.stderr[-2000:]
