@@ -144,7 +144,8 @@ class LedgerPane(QWidget):
         # Size columns from the first rows only: measuring all 18k rows of a big
         # round took 1.3 s per step.
         self.table.horizontalHeader().setResizeContentsPrecision(60)
-        self._rows_cache: dict[int, tuple[object, list[dict]]] = {}
+        # round id -> (round, its ledger rows, (fused rows, scan rows))
+        self._rows_cache: dict[int, tuple[object, list[dict], tuple[int, int]]] = {}
         self._widths: dict[tuple[str, ...], list[int]] = {}  # fitted widths per column set
         bar = QHBoxLayout()
         bar.addWidget(self.title, 1)
@@ -181,8 +182,7 @@ class LedgerPane(QWidget):
             self.title.setText(f"<b>{escape(step.label)}</b>: no fusion round here "
                                "(→ steps to the next round)")
         else:
-            fused = sum(1 for r in self.all_rows if r.get("outcome") == "fused")
-            scans = sum(1 for r in self.all_rows if r.get("phase") == "scan")
+            fused, scans = self._rows_cache[id(rnd)][2]
             text = (f"<b>round {rnd.index}</b>: {len(rnd.candidates)} candidates in score "
                     f"order, {fused} fused")
             if scans:
@@ -194,7 +194,10 @@ class LedgerPane(QWidget):
         """``ledger_rows(rnd)``, computed once per round while the trace is open."""
         hit = self._rows_cache.get(id(rnd))
         if hit is None or hit[0] is not rnd:
-            hit = (rnd, ledger_rows(rnd))
+            rows = ledger_rows(rnd)
+            counts = (sum(1 for r in rows if r.get("outcome") == "fused"),
+                      sum(1 for r in rows if r.get("phase") == "scan"))
+            hit = (rnd, rows, counts)
             self._rows_cache[id(rnd)] = hit
         return hit[1]
 
