@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import gzip
+import itertools
 import json
 import os
 import tempfile
@@ -21,6 +22,11 @@ from pathlib import Path
 
 from fusionviz.model import migrations
 from fusionviz.model.trace import FORMAT, VERSION, Trace
+
+try:  # optional: a faster parser (see _parse)
+    import orjson as _orjson
+except ImportError:  # pragma: no cover (installed in the dev environment)
+    _orjson = None
 
 MAX_BYTES = 512 * 1024 * 1024  # uncompressed JSON size cap
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -105,7 +111,7 @@ def load_trace(
     try:
         raw = _read_bytes(path, max_bytes)
         with _gc_paused():
-            data = json.loads(raw)
+            data = _parse(raw)
     except TraceError:
         raise
     except (OSError, EOFError, gzip.BadGzipFile) as e:
@@ -113,15 +119,39 @@ def load_trace(
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TraceError(f"{path}: not a fusionviz trace (invalid JSON: {e})") from e
     try:
-        return trace_from_dict(data, strict=strict, report=report)
+        # The parsed JSON is ours: the fast builder may consume it in place (and when
+        # it gives up half-way, the careful builder starts again from a fresh parse).
+        return _from_dict(data, strict, report, reparse=lambda: json.loads(raw))
     except TraceError as e:
         raise TraceError(f"{path}: {e}") from e
+
+
+def _parse(raw: bytes):
+    """JSON of a trace file: orjson when installed (2x faster), else the stdlib.
+
+    orjson is optional because ``fusionviz.model`` also runs where only torch is
+    installed. It refuses what the stdlib accepts (NaN, integers beyond 64 bits,
+    non-UTF-8 encodings): those files, and invalid ones, go to ``json.loads``, whose
+    result or error message is the reference.
+    """
+    if _orjson is not None:
+        try:
+            return _orjson.loads(raw)
+        except _orjson.JSONDecodeError:
+            pass
+    return json.loads(raw)
 
 
 def trace_from_dict(
     data: object, *, strict: bool = False, report: LoadReport | None = None
 ) -> Trace:
     """Build a Trace from parsed JSON, upgrading old versions first."""
+    return _from_dict(data, strict, report, reparse=None)
+
+
+def _from_dict(data: object, strict: bool, report: LoadReport | None, reparse) -> Trace:
+    """``trace_from_dict``; ``reparse`` (when given) returns a fresh copy of ``data``
+    and lets the fast builder consume ``data`` in place."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise TraceError(f"not a fusionviz trace (expected format {FORMAT!r})")
     version = data.get("version")
@@ -135,11 +165,15 @@ def trace_from_dict(
     data = migrations.upgrade(data, version)
     with _gc_paused():
         try:
-            return _converter(Trace)(data)
+            return _converter(Trace, owned=reparse is not None)(data)
         except _Unusual:
             # Unknown fields, wrong types, missing fields: the field-by-field builder
             # names the bad field (or reports what it ignored).
+            if reparse is not None:
+                data = migrations.upgrade(reparse(), version)
             return _build(Trace, data, "trace", strict, report or LoadReport())
+        finally:
+            _SHARED.clear()
 
 
 @contextmanager
@@ -162,56 +196,81 @@ class _Unusual(Exception):
     """The fast builder met something it leaves to ``_build`` and its messages."""
 
 
-_CONVERTERS: dict[object, typing.Callable[[object], object]] = {}
+_CONVERTERS: dict[tuple[object, bool], typing.Callable[[object], object]] = {}
 
 
-def _converter(tp: object):
+def _converter(tp: object, owned: bool = False):
     """A function building ``tp`` from well-formed JSON, made once per type.
 
     The fast path of ``_build``: no field path strings and no type introspection per
-    value; anything unusual raises ``_Unusual`` instead of a message.
+    value; anything unusual raises ``_Unusual`` instead of a message. ``owned``: the
+    JSON is ours to consume (just parsed), so its dicts become the objects' ``__dict__``
+    in place instead of being copied.
     """
-    conv = _CONVERTERS.get(tp)
+    conv = _CONVERTERS.get((tp, owned))
     if conv is None:
-        conv = _CONVERTERS[tp] = _make_converter(tp)
+        conv = _CONVERTERS[tp, owned] = _make_converter(tp, owned)
     return conv
 
 
-def _make_converter(tp: object):
+def _make_converter(tp: object, owned: bool):
     if dataclasses.is_dataclass(tp):
-        return _dataclass_converter(tp)
+        return _dataclass_converter(tp, owned)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (types.UnionType, typing.Union):
-        inner = _converter(next(a for a in args if a is not type(None)))
+        inner = _converter(next(a for a in args if a is not type(None)), owned)
         if type(None) not in args:
             return inner
         return lambda v: None if v is None else inner(v)
     if origin is tuple:
-        return _tuple_converter(args[0])
+        return _tuple_converter(args[0], owned)
     if tp is dict or tp is float or tp is int or isinstance(tp, type):
         return _scalar_converter(tp)
     raise _Unusual  # a type _build rejects as well
 
 
-def _tuple_converter(item: object):
+def _tuple_converter(item: object, owned: bool):
     if item is str:
-
-        def strings(v):
-            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-                raise _Unusual
-            return tuple(v)
-
-        return strings
-    inner = None
+        return _strings
+    if item == tuple[str, ...]:
+        return _groups
+    inner = _converter(item, owned)
 
     def items(v):
-        nonlocal inner
-        if not isinstance(v, list):
+        if type(v) is not list:
             raise _Unusual
-        inner = inner or _converter(item)
-        return tuple([inner(x) for x in v])
+        return tuple(map(inner, v))
 
     return items
+
+
+# Equal tuples of names met during one load, shared: a round's groups reappear as the
+# next round's and in its candidates, so a big trace holds a fifth as many tuples (less
+# memory, and fewer objects for every later garbage collection to walk).
+_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _strings(v):
+    if type(v) is not list:
+        raise _Unusual
+    try:
+        "".join(v)  # type-checks every item at C speed
+    except TypeError:
+        raise _Unusual from None
+    t = tuple(v)
+    return _SHARED.setdefault(t, t)
+
+
+def _groups(v):
+    """A tuple of groups (tuples of node names): the most common tuples of a trace."""
+    if type(v) is not list or (v and set(map(type, v)) != {list}):
+        raise _Unusual
+    try:
+        "".join(itertools.chain.from_iterable(v))
+    except TypeError:
+        raise _Unusual from None
+    groups = tuple(map(tuple, v))
+    return tuple(map(_SHARED.setdefault, groups, groups))
 
 
 def _scalar_converter(tp: type):
@@ -227,21 +286,86 @@ def _scalar_converter(tp: type):
     return convert
 
 
-def _dataclass_converter(cls: type):
-    hints = _hints(cls)
-    fields = dataclasses.fields(cls)
+def _dataclass_converter(cls: type, owned: bool):
+    """Generated code (like dataclasses' own ``__init__``): one check or call per field.
+
+    A dict with exactly the class's fields is converted in place and becomes the new
+    object's ``__dict__`` (a copy of it unless ``owned``), which is what the generated
+    frozen ``__init__`` would store, without one ``object.__setattr__`` per field (the
+    model classes have no ``__post_init__``). Dicts that rely on defaults take
+    ``_with_defaults``.
+    """
+    hints, fields = _hints(cls), dataclasses.fields(cls)
+    env = {"cls": cls, "new": object.__new__, "set_attr": object.__setattr__,
+           "_Unusual": _Unusual, "slow": _with_defaults(cls, hints, fields, owned)}
+    body = []
+    for i, f in enumerate(fields):
+        body.append(f"x = v[{f.name!r}]")
+        body += _field_code(hints[f.name], f"v[{f.name!r}]", f"c{i}", env, owned)
+    src = "\n        ".join(body)
+    code = f"""
+def build(v):
+    if type(v) is not dict or len(v) != {len(fields)}:
+        return slow(v)
+    {"" if owned else "v = dict(v)"}
+    try:
+        {src}
+    except KeyError:
+        raise _Unusual from None
+    obj = new(cls)
+    set_attr(obj, "__dict__", v)  # the class's own __setattr__ refuses (frozen)
+    return obj
+"""
+    exec(code, env)  # noqa: S102 (generated from the model's own field list)
+    return env["build"]
+
+
+def _field_code(tp: object, target: str, conv: str, env: dict, owned: bool) -> list[str]:
+    """Lines checking or converting a field's JSON value ``x`` into ``target``.
+
+    Scalars are checked inline and empty lists become ``()`` without a call, the
+    common cases of a trace's ~1M values. (Nested converters are made now: the model's
+    types do not refer back to each other.)
+    """
+    env[conv] = _converter(tp, owned)
+    scalar, optional = _scalar_of(tp)
+    if scalar is not None:
+        env[f"t_{conv}"] = scalar
+        test = f"type(x) is not t_{conv}"
+        return [f"if {'x is not None and ' if optional else ''}{test}: {target} = {conv}(x)"]
+    if typing.get_origin(tp) is tuple:
+        return [f"{target} = {conv}(x) if x or type(x) is not list else ()"]
+    return [f"{target} = {conv}(x)"]
+
+
+def _scalar_of(tp: object) -> tuple[type | None, bool]:
+    """(the plain type checked inline, whether None is allowed) or (None, _)."""
+    optional = False
+    if typing.get_origin(tp) in (types.UnionType, typing.Union):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        optional = len(args) < len(typing.get_args(tp))
+        if len(args) != 1:
+            return None, False
+        tp = args[0]
+    if tp in (str, int, float, bool, dict):
+        return tp, optional
+    return None, False
+
+
+def _with_defaults(cls: type, hints: dict, fields, owned: bool):
+    """The builder of dicts that leave fields out (their defaults fill in)."""
     known = frozenset(hints)
     missing = dataclasses.MISSING
     defaults = {f.name: f.default for f in fields if f.default is not missing}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not missing}
-    convs: list[tuple[str, object]] = []  # filled on first use: types may refer to each other
+    convs: list[tuple[str, object]] = []
     new = object.__new__
 
     def build(v):
         if not isinstance(v, dict) or not known.issuperset(v):
             raise _Unusual
         if not convs:
-            convs.extend((f.name, _converter(hints[f.name])) for f in fields)
+            convs.extend((f.name, _converter(hints[f.name], owned)) for f in fields)
         state = {}
         for name, conv in convs:
             if name in v:
@@ -253,8 +377,6 @@ def _dataclass_converter(cls: type):
             else:
                 raise _Unusual
         obj = new(cls)
-        # What the generated frozen __init__ does, without one object.__setattr__ per
-        # field (the model classes have no __post_init__).
         obj.__dict__.update(state)
         return obj
 

@@ -178,16 +178,26 @@ class NodeTileItem(_TileItem):
         self._bold = QFont(self._font)
         self._bold.setBold(True)
         self._fm = QFontMetricsF(self._font)
+        self._ids = np.asarray(nodes, np.intp)
+        self._memo: dict[tuple[bytes, bytes], tuple[dict[str, list[QRectF]], list[QRectF]]] = {}
 
     def _buckets(self) -> tuple[dict[str, list[QRectF]], list[QRectF]]:
+        """Box rects by color (in order of first appearance) and the just-changed ones.
+
+        Memoized on the tile's colors and changed flags: stepping back and forth over
+        the rounds revisits the same few looks, and a tile a step touched only in its
+        regions keeps its boxes.
+        """
         p = self.paint_data
-        fills: dict[str, list[QRectF]] = defaultdict(list)
-        changed = []
-        for i in self.node_ids:
-            fills[p.palette[p.color_idx[i]]].append(p.rects[i])
-            if p.changed[i]:
-                changed.append(p.rects[i])
-        return dict(fills), changed
+        ids = self._ids
+        color, changed = p.color_idx[ids], p.changed[ids]
+        key = (color.tobytes(), changed.tobytes())
+        hit = self._memo.get(key)
+        if hit is None:
+            if len(self._memo) >= 8:  # a handful of steps' looks, not every one ever shown
+                self._memo.clear()
+            hit = self._memo[key] = _buckets(p, ids, color, changed)
+        return hit
 
     def paint(self, painter, option, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
@@ -233,6 +243,19 @@ class NodeTileItem(_TileItem):
                 rect = p.rects[i]
                 painter.drawStaticText(QPointF(rect.left() + left, rect.top() + dy),
                                        p.label(i, self._fm)[line])
+
+
+def _buckets(p: GraphPaint, ids: np.ndarray, color: np.ndarray, changed: np.ndarray):
+    """The rects of nodes ``ids`` grouped by palette color, and those of changed nodes."""
+    if not len(ids):
+        return {}, []
+    order = np.argsort(color, kind="stable")  # within a color, nodes keep tile order
+    uniq, first, counts = np.unique(color, return_index=True, return_counts=True)
+    rects = p.rect_array[ids[order]].tolist()
+    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+    by_color = {int(c): rects[bounds[k]:bounds[k + 1]] for k, c in enumerate(uniq.tolist())}
+    fills = {p.palette[c]: by_color[c] for c in color[np.sort(first)].tolist()}
+    return fills, p.rect_array[ids[changed]].tolist()
 
 
 def _node_pen(category: str, changed: bool, colors: GraphColors) -> QPen:
@@ -310,11 +333,17 @@ class TileIndex:
     def __init__(self, tile_of: np.ndarray, extra: dict[int, set[int]]) -> None:
         self.tile_of = tile_of
         self.extra = extra  # node -> tiles whose edges or bridges reach it
+        # The same as flat (node, tile) pairs, for the vectorized lookup of a step.
+        pairs = [(i, t) for i, tiles in extra.items() for t in tiles]
+        self._extra_nodes = np.array([i for i, _ in pairs], np.intp)
+        self._extra_tiles = np.array([t for _, t in pairs], np.intp)
 
     def tiles_of(self, nodes: np.ndarray) -> set[int]:
         out = set(np.unique(self.tile_of[nodes]).tolist())
-        for i in nodes.tolist():
-            out |= self.extra.get(i, set())
+        if len(self._extra_nodes):
+            touched = np.zeros(len(self.tile_of), bool)
+            touched[nodes] = True
+            out.update(np.unique(self._extra_tiles[touched[self._extra_nodes]]).tolist())
         return out
 
 

@@ -7,6 +7,7 @@ group, changed in this step, color), and answers hit tests, labels and tooltips.
 
 from __future__ import annotations
 
+from functools import cached_property
 from html import escape
 
 import numpy as np
@@ -45,9 +46,7 @@ class GraphPaint:
         self.edge_lo, self.edge_hi = _path_bounds(self.edge_paths)
         left, top = (self.x - self.w / 2).tolist(), (self.y - self.h / 2).tolist()
         self.rects = [QRectF(x, y, self.w, self.h) for x, y in zip(left, top, strict=True)]
-        px, py = REGION_PAD_X, REGION_PAD_Y
-        self.padded = [QRectF(x - px, y - py, self.w + 2 * px, self.h + 2 * py)
-                       for x, y in zip(left, top, strict=True)]
+        self.rect_array = np.fromiter(self.rects, object, len(self.rects))  # fancy-indexable
         self.neighbours = _layer_neighbours(self.x, self.y, self.w, self.h_gap)
         n = len(self.names)
         self.group_id = np.arange(n)
@@ -56,6 +55,13 @@ class GraphPaint:
         self.color_idx = self.kernel_color_idx.copy()
         self.colors: GraphColors = graph_colors(False)
         self._labels: dict[int, tuple[QStaticText, QStaticText]] = {}
+
+    @cached_property
+    def padded(self) -> list[QRectF]:
+        """Node boxes grown by the region padding; only regions (zoomed in) use them."""
+        px, py = REGION_PAD_X, REGION_PAD_Y
+        w, h = self.w + 2 * px, self.h + 2 * py
+        return [QRectF(r.x() - px, r.y() - py, w, h) for r in self.rects]
 
     def step_style(self, groups, changed) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per-node arrays for a step: (group key, in multi-node group, changed, color index).

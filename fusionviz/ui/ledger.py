@@ -39,6 +39,10 @@ _OUTCOME_COLORS = {"fused": QColor("#2e9e4f"), "rejected": QColor("#d9534f"),
                    "cycle": QColor("#d9534f"), "benchmark_slower": QColor("#e08a1e"),
                    "spill": QColor("#e08a1e")}
 _MAX_COLUMN = 320
+_DISPLAY, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole
+_ALIGNMENT, _FOREGROUND = Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ForegroundRole
+_ROLES = frozenset({_DISPLAY, _TOOLTIP, _ALIGNMENT, _FOREGROUND})
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 OUTCOME_FILTERS = ("all", "fused", "rejected", "benchmark_slower", "spill", "cycle", "stale")
 
 
@@ -92,17 +96,18 @@ class LedgerModel(QAbstractTableModel):
     def columnCount(self, parent=_ROOT) -> int:  # noqa: N802 (Qt override)
         return 0 if parent.isValid() else len(self.columns)
 
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+    def data(self, index, role=_DISPLAY):
+        # Called for every visible cell and role on each repaint of a step: cheap roles
+        # first, no enum arithmetic per call.
+        if role not in _ROLES or not index.isValid():
             return None
-        value = self.rows[index.row()].get(self.columns[index.column()])
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+        column = self.columns[index.column()]
+        value = self.rows[index.row()].get(column)
+        if role == _DISPLAY or role == _TOOLTIP:
             return _cell(value)
-        if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole and self.columns[index.column()] == "outcome":
-            return _OUTCOME_COLORS.get(value)
-        return None
+        if role == _ALIGNMENT:
+            return _RIGHT if isinstance(value, (int, float)) else None
+        return _OUTCOME_COLORS.get(value) if column == "outcome" else None
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:

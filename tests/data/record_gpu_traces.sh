@@ -16,6 +16,7 @@ for spec in "${@:-mlp_block graph_break hub_branches spill_branches}"; do
   for name in $spec; do
     case $name in
       mlp_block)    run mlp_block gpu_mlp_block.json.gz; run mlp_block gpu_mlp_block_bench.json.gz --benchmark-fusion ;;
+      mlp_autotune) run mlp_block gpu_mlp_block_autotune.json.gz --mode max-autotune-no-cudagraphs ;;
       graph_break)  run graph_break gpu_graph_break.json.gz ;;
       hub_branches) run hub_branches gpu_hub_branches.json.gz; run hub_branches gpu_hub_branches_bench.json.gz --benchmark-fusion ;;
       spill_branches) run spill_branches gpu_spill_branches_bench.json.gz --benchmark-fusion ;;

@@ -99,3 +99,16 @@ def test_gpu_round_sweep_is_monotone():
         nodes = [len(v.graphs[gi].final_groups) for v in variants]
         assert nodes == sorted(nodes, reverse=True)
         assert nodes[-1] == len(base.graphs[gi].final_groups)
+
+
+def test_max_autotune_records_template_epilogue_decisions():
+    trace = load_trace(DATA / "gpu_mlp_block_autotune.json.gz")
+    assert trace.config["max_autotune"] is True
+    cands = [c for g in trace.graphs for r in g.rounds for c in r.candidates]
+    # mm + pointwise epilogues were considered, and every rejection says why
+    assert all(c.reasons for c in cands if c.outcome not in ("fused", "skipped"))
+    timed = [c for c in cands if c.benchmark and c.benchmark.kernels]
+    assert timed and all(k.role.startswith("fused choice") and k.ms for c in timed
+                         for k in c.benchmark.kernels)
+    notes = [g.timing.note for g in trace.graphs if g.timing and g.timing.note]
+    assert all("eager run of the graph failed" in n for n in notes)  # said, not hidden

@@ -270,7 +270,7 @@ class Hooks:
                 return _fuse_now(orig)
             rnd = self._round()
             att = rnd.attempt_for(node1, node2) if rnd is not None else None
-            bench = BenchRecord()
+            bench = BenchRecord(template=_is_template(node1) or _is_template(node2))
             self.benches.append(bench)
             self.sinks.append(bench.sink)
             try:
@@ -439,6 +439,13 @@ class Hooks:
         return codegen_extern_call
 
 
+def _is_template(snode) -> bool:
+    try:
+        return bool(snode.is_template())
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def _fuse_now(speedup_by_fusion):
     """'Fuse, no benchmark' in the return type of this torch's speedup_by_fusion."""
     result_cls = getattr(inspect.getmodule(speedup_by_fusion), "FusionResult", None)
@@ -459,9 +466,10 @@ def _add_bench_kernel(bench: BenchRecord, module, ms: float) -> None:
     n_spills = getattr(launchers[0], "n_spills", None) if launchers else None
     roles = ("a", "b", "fused")
     i = len(bench.kernels)
+    role = f"fused choice {i}" if bench.template else (roles[i] if i < 3 else f"k{i}")
     bench.kernels.append(
         BenchKernel(
-            role=roles[i] if i < 3 else f"k{i}",
+            role=role,
             ms=None if ms == float("inf") else float(ms),
             n_regs=None if n_regs is None else int(n_regs),
             n_spills=None if n_spills is None else int(n_spills),

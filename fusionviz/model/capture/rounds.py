@@ -43,6 +43,7 @@ class BenchRecord:
     sink: ReasonSink = field(default_factory=ReasonSink)
     decision: bool | None = None
     deferred: bool = False
+    template: bool = False  # a template epilogue/prologue: each timing is a fused choice
 
     def to_benchmark(self) -> Benchmark:
         by_role = {k.role: k.ms for k in self.kernels}
@@ -214,15 +215,19 @@ class RoundRecorder:
         return tuple(groups)
 
     def _ledger(self) -> tuple[Candidate, ...]:
-        unused = list(self.attempts)
+        """Match attempts to candidates in order. Inductor tries the candidates in
+        score order, so each candidate's attempt comes after the previous one's; can_fuse
+        calls Inductor makes for its own purposes in between are passed over."""
         saved = {(f.a, f.b): f.bytes_saved for f in self.fusions}
         out = []
+        start = 0
         for rank, (a, b, score, forced) in enumerate(self.candidates):
-            att = next((t for t in unused if _covers(t.a, a) and _covers(t.b, b)), None)
-            if att is None:
+            i = next((j for j in range(start, len(self.attempts))
+                      if _covers(self.attempts[j].a, a) and _covers(self.attempts[j].b, b)), None)
+            if i is None:
                 out.append(Candidate(rank, a, b, score, outcome="skipped", forced=forced))
                 continue
-            unused.remove(att)
+            att, start = self.attempts[i], i + 1
             out.append(
                 Candidate(
                     rank,
@@ -244,6 +249,10 @@ def _bench_reasons(att: Attempt) -> tuple[Reason, ...]:
     if not att.bench:
         return ()
     out = tuple(att.bench.sink.reasons)
+    if att.bench.decision is False and not out and not att.bench.kernels:
+        out += (Reason("speedup_by_fusion said no without timing anything (e.g. a template "
+                       "epilogue it does not benchmark, or a layout conflict)",
+                       "speedup_by_fusion"),)
     if att.bench.decision and att.ok and not att.fused and not att.cycle:
         out += (Reason("the benchmark favoured fusing, but the pair was not fused "
                        "(Inductor dropped it after the deferred benchmark)", "speedup_by_fusion"),)
