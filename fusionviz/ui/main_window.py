@@ -156,15 +156,19 @@ class MainWindow(QMainWindow):
         return self.open_trace(path)
 
     def open_trace(self, path: str) -> bool:
+        # A big trace is a million acyclic objects: no cyclic GC while they are built and
+        # laid out, then freeze them so later collections never re-scan them (each scan
+        # costs ~0.2-0.8 s at 20k nodes).
+        gc.disable()
         try:
             trace = load_trace(path)
+            self.state.set_trace(trace, path)
+            gc.freeze()
         except TraceError as e:
             self.show_error(f"Cannot open the trace.\n\n{e}")
             return False
-        self.state.set_trace(trace, path)
-        # A big trace is a million acyclic objects: keep the cyclic GC from re-scanning
-        # them on every later collection (a ~0.8 s pause at 20k nodes otherwise).
-        gc.freeze()
+        finally:
+            gc.enable()
         self.add_recent(path)
         return True
 

@@ -105,8 +105,12 @@ def test_max_autotune_records_template_epilogue_decisions():
     trace = load_trace(DATA / "gpu_mlp_block_autotune.json.gz")
     assert trace.config["max_autotune"] is True
     cands = [c for g in trace.graphs for r in g.rounds for c in r.candidates]
-    # mm + pointwise epilogues were considered, and every rejection says why
-    assert all(c.reasons for c in cands if c.outcome not in ("fused", "skipped"))
+    # mm + pointwise epilogues were considered; speedup_by_fusion's untimed "no" says why
+    epilogues = [c for c in trace.graphs[0].rounds[0].candidates if c.outcome == "rejected"
+                 and any(n.category in ("extern", "template") for n in trace.graphs[0].nodes
+                         if n.name in c.a + c.b)]
+    assert epilogues and all(any(x.check == "speedup_by_fusion" for x in c.reasons)
+                             for c in epilogues)
     timed = [c for c in cands if c.benchmark and c.benchmark.kernels]
     assert timed and all(k.role.startswith("fused choice") and k.ms for c in timed
                          for k in c.benchmark.kernels)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import time
+from contextlib import contextmanager
 
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.nodes import members
@@ -57,6 +58,7 @@ class Hooks:
         self.benches: list[BenchRecord] = []
         self.can_fuse_depth = 0
         self.forcing = 0  # > 0 while can_fuse runs for a forced pair
+        self.internal = 0  # > 0 inside fuse_two_nodes / speedup_by_fusion / cycle checks
 
     # -- installation ---------------------------------------------------------
     def install(self) -> None:
@@ -200,7 +202,9 @@ class Hooks:
 
     def _can_fuse(self, orig):
         def can_fuse(scheduler, node1, node2, *args, **kwargs):
-            if self.can_fuse_depth:  # nested call: its reasons belong to the outer one
+            if self.can_fuse_depth or self.internal:
+                # nested: its reasons belong to the outer call; internal: Inductor's own
+                # check while fusing, benchmarking or cycle-testing, not a candidate's try
                 return orig(scheduler, node1, node2, *args, **kwargs)
             sink = ReasonSink()
             rule = self._rule(node1, node2)
@@ -254,7 +258,8 @@ class Hooks:
 
     def _cycle(self, orig):
         def will_fusion_create_cycle(scheduler, node1, node2, *args, **kwargs):
-            cycle = orig(scheduler, node1, node2, *args, **kwargs)
+            with self._inside():
+                cycle = orig(scheduler, node1, node2, *args, **kwargs)
             rnd = self._round()
             att = rnd.attempt_for(node1, node2) if rnd is not None else None
             if att is not None and cycle:
@@ -274,7 +279,8 @@ class Hooks:
             self.benches.append(bench)
             self.sinks.append(bench.sink)
             try:
-                res = orig(scheduler, node1, node2, *args, **kwargs)
+                with self._inside():
+                    res = orig(scheduler, node1, node2, *args, **kwargs)
             except BaseException as e:
                 if att is not None:
                     att.ok = False
@@ -310,7 +316,8 @@ class Hooks:
             self.benches.append(bench)
             self.sinks.append(bench.sink)
             try:
-                bench.decision = bool(fn())
+                with self._inside():
+                    bench.decision = bool(fn())
             finally:
                 self.sinks.pop()
                 self.benches.pop()
@@ -326,6 +333,14 @@ class Hooks:
             return ms, path
 
         return benchmark_codegened_module
+
+    @contextmanager
+    def _inside(self):
+        self.internal += 1
+        try:
+            yield
+        finally:
+            self.internal -= 1
 
     # -- what-if rules ----------------------------------------------------------------
     def _rule(self, node1, node2):
@@ -389,7 +404,8 @@ class Hooks:
     # -- fusions and kernels ------------------------------------------------------
     def _fuse_two_nodes(self, orig):
         def fuse_two_nodes(scheduler, node1, node2, *args, **kwargs):
-            fused = orig(scheduler, node1, node2, *args, **kwargs)
+            with self._inside():
+                fused = orig(scheduler, node1, node2, *args, **kwargs)
             rnd = self._round()
             if rnd is not None:
                 self.p.guard("fusion", rnd.on_fused, node1, node2, fused)
