@@ -88,10 +88,28 @@ def _open_gui(argv: list[str]) -> int:
     ap.add_argument("--mode", default=None)
     ap.add_argument("--benchmark-fusion", action="store_true")
     opts = ap.parse_args(argv)
+    problem = _no_display()
+    if problem:
+        print(f"fusionviz: {problem}", file=sys.stderr)
+        return 2
     from fusionviz.ui.app import run_app
 
     options = {"device": opts.device, "mode": opts.mode, "benchmark_fusion": opts.benchmark_fusion}
     return run_app(opts.path, capture_options=options)
+
+
+def _no_display() -> str:
+    """Why the window cannot open here (Qt would abort with a terse message), or ""."""
+    import os
+
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return ""
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return ""
+    return ("no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is "
+            "set). Run it in a desktop session, under Xvfb (xvfb-run fusionviz ...), or "
+            "with QT_QPA_PLATFORM=offscreen; `fusionviz capture` and `fusionviz summary` "
+            "need no display.")
 
 
 if __name__ == "__main__":

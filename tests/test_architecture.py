@@ -58,3 +58,4 @@ def test_wheel_ships_examples_and_finds_them(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "graph_break" in out.stdout and "hub_branches" in out.stdout
+

@@ -1,0 +1,41 @@
+"""The command line: summary of a real trace, capture argument parsing, no-display error."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fusionviz.__main__ import _capture_parser, _split_dashes, main
+
+ROOT = Path(__file__).parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def test_summary_of_a_real_trace(capsys):
+    assert main(["summary", str(DATA / "gpu_hub_branches_bench.json.gz"), "--rounds"]) == 0
+    out = capsys.readouterr().out
+    assert "torch    2.11.0+cu130" in out and "benchmark_fusion=True" in out
+    assert "graph 0 [inference" in out and "round 1:" in out and "speedup" in out
+
+
+def test_summary_of_a_broken_file_is_an_error(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert main(["summary", str(bad)]) == 2
+    assert "bad.json: not a fusionviz trace" in capsys.readouterr().err
+
+
+def test_capture_options_may_follow_the_script_arguments():
+    argv, extra = _split_dashes(["s.py", "a1", "-o", "t.gz", "--benchmark-fusion", "--", "--x"])
+    opts = _capture_parser().parse_intermixed_args(argv)
+    assert (opts.script, opts.script_args, opts.out) == ("s.py", ["a1"], "t.gz")
+    assert opts.benchmark_fusion and extra == ["--x"]
+
+
+def test_gui_without_a_display_says_what_to_do():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run([sys.executable, "-m", "fusionviz", "trace.json.gz"],
+                            capture_output=True, text=True, env=env, cwd=ROOT)
+    assert result.returncode == 2
+    assert "no display" in result.stderr and "QT_QPA_PLATFORM=offscreen" in result.stderr
