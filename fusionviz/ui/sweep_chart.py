@@ -26,7 +26,7 @@ class SweepChart(ChartPage):
 
     # (row key, axis label, scale applied to the values)
     PANELS = (("compiled_ms", "compiled ms", 1.0), ("kernels", "kernels", 1.0),
-              ("est_bytes", "est. KB", 1e-3), ("compile_s", "compile s", 1.0))
+              ("est_bytes", "est. MB", 1e-6), ("compile_s", "compile s", 1.0))
 
     sig_round_clicked = Signal(int)
     """A point was clicked; argument: k (its row in the sweep rows)."""
