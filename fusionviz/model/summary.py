@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fusionviz.model.queries import graph_summary
 from fusionviz.model.trace import Graph, Round, Trace
 
 
@@ -28,16 +29,13 @@ def header_lines(trace: Trace) -> list[str]:
 
 
 def graph_lines(g: Graph) -> list[str]:
-    t = g.timing
-    speed = ""
-    if t and t.compiled_ms and t.eager_ms:
-        speed = f" ({t.eager_ms / t.compiled_ms:.2f}x vs eager)"
-    fusions = sum(len(r.fusions) for r in g.rounds)
-    bench = sum(c.benchmark is not None for r in g.rounds for c in r.candidates)
+    t, s = g.timing, graph_summary(g)
+    speed = f" ({s['speedup_vs_eager']:.2f}x vs eager)" if s["speedup_vs_eager"] else ""
     lines = [
         f"graph {g.index} [{g.kind}, compile id {g.compile_id}, {g.device}/{g.backend}]: "
-        f"{len(g.nodes)} nodes -> {len(g.final_groups)} after {len(g.rounds)} rounds "
-        f"({fusions} fusions, {bench} benchmark decisions), {len(g.kernels)} kernels",
+        f"{s['nodes']} nodes -> {len(g.final_groups)} after {s['rounds']} rounds "
+        f"({s['fusions']} fusions, {s['benchmark_decisions']} benchmark decisions), "
+        f"{s['kernels']} kernels",
         f"  compile {g.compile_s:.2f} s (fusion {g.fusion_s:.3f} s); "
         f"compiled {_ms(t and t.compiled_ms)}, eager {_ms(t and t.eager_ms)}{speed}",
     ]

@@ -61,6 +61,17 @@ def save_trace(trace: Trace, path: str | os.PathLike) -> None:
         raise
 
 
+def json_value(v: object):
+    """``v`` as a value a trace can hold: plain scalars as they are, numbers of other
+    types (sympy, numpy) as float, anything else as its ``str``."""
+    if isinstance(v, bool | int | float | str) or v is None:
+        return v
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

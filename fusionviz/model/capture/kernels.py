@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from fusionviz.model.trace import Group, Kernel
+from fusionviz.model.trace_io import json_value
 
 # `name = async_compile.triton('name', '''<src>''', ...)` / `.cpp_pybinding([...], r'''<src>''')`
 _DEF = re.compile(
@@ -115,7 +116,7 @@ def triton_launch_facts(rec: KernelRecord, module) -> None:
     rec.shared = _int(getattr(launcher, "shared", None))
     cfg = getattr(launcher, "config", None)
     if cfg is not None:
-        launch = {k: _plain(v) for k, v in dict(getattr(cfg, "kwargs", {})).items()}
+        launch = {k: json_value(v) for k, v in dict(getattr(cfg, "kwargs", {})).items()}
         for attr in ("num_warps", "num_stages"):
             if getattr(cfg, attr, None) is not None:
                 launch[attr] = _int(getattr(cfg, attr))
@@ -128,6 +129,3 @@ def _int(v) -> int | None:
     except (TypeError, ValueError):
         return None
 
-
-def _plain(v):
-    return v if isinstance(v, bool | int | float | str) or v is None else str(v)

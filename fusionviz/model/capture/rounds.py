@@ -23,6 +23,7 @@ from fusionviz.model.trace import (
     Round,
     Verdict,
 )
+from fusionviz.model.trace_io import json_value
 
 MAX_SCAN_VERDICTS = 2000  # rejected scan verdicts kept per round; the rest are counted
 
@@ -110,21 +111,12 @@ def reasons_for(ok: bool, sink: ReasonSink, same: bool) -> tuple[Reason, ...]:
 def score_fields(key: object) -> dict:
     """Inductor's score object (tuple, NamedTuple or FusionScore) as a flat dict."""
     if dataclasses.is_dataclass(key):
-        return {k: _plain(v) for k, v in dataclasses.asdict(key).items()}
+        return {k: json_value(v) for k, v in dataclasses.asdict(key).items()}
     if hasattr(key, "_asdict"):
-        return {k: _plain(v) for k, v in key._asdict().items()}
+        return {k: json_value(v) for k, v in key._asdict().items()}
     if isinstance(key, tuple):
-        return {f"score{i}": _plain(v) for i, v in enumerate(key)}
-    return {"score": _plain(key)}
-
-
-def _plain(v: object):
-    if isinstance(v, bool | int | float | str) or v is None:
-        return v
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return str(v)
+        return {f"score{i}": json_value(v) for i, v in enumerate(key)}
+    return {"score": json_value(key)}
 
 
 class RoundRecorder:

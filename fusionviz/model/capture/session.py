@@ -20,6 +20,7 @@ from fusionviz.model.capture.kernels import complete_from_module, triton_launch_
 from fusionviz.model.capture.timing import clone_inputs, measure
 from fusionviz.model.protocol import encode_progress
 from fusionviz.model.trace import Capabilities, Problem, Script, Trace
+from fusionviz.model.trace_io import json_value
 
 CONFIG_KEYS = (
     "max_autotune", "max_autotune_gemm", "max_autotune_pointwise", "benchmark_fusion",
@@ -42,7 +43,7 @@ def _config_snapshot() -> dict:
                 obj = getattr(obj, part)
         except AttributeError:
             continue
-        out[key] = obj if isinstance(obj, bool | int | float | str) or obj is None else str(obj)
+        out[key] = json_value(obj)
     return out
 
 
