@@ -34,13 +34,14 @@ class Step:
 # id(graph) -> (weak reference to the graph, its steps). The weak reference tells a
 # reused id from the same graph and drops the entry when the graph is collected
 # (hashing a frozen Graph would walk every node, so graphs cannot be dict keys).
-_MEMO: dict[int, tuple[weakref.ref, tuple[Step, ...]]] = {}
+_MEMO: dict[int, tuple[weakref.ref, Steps]] = {}
 
 
-def fusion_steps(graph: Graph) -> tuple[Step, ...]:
+def fusion_steps(graph: Graph) -> Steps:
     """Every step of ``graph``'s fusion; step k (1 ≤ k ≤ rounds) is after round k.
 
-    Computed once per graph object; later calls return the same tuple.
+    Made once per graph object (later calls return the same ``Steps``); each step is
+    computed when first used.
     """
     key = id(graph)
     hit = _MEMO.get(key)
@@ -57,27 +58,79 @@ def _forget(key: int, ref: weakref.ref) -> None:
         del _MEMO[key]
 
 
-def _compute_steps(graph: Graph) -> tuple[Step, ...]:
-    first = _initial_groups(graph)
-    steps = [_step("before fusion", None, first, None, ())]
-    for rnd in graph.rounds:
-        prev = steps[-1]
+def _compute_steps(graph: Graph) -> Steps:
+    return Steps(graph)
+
+
+class Steps(Sequence[Step]):
+    """The steps of one graph, each computed when first used.
+
+    Step k derives from step k-1, so using step k computes the ones before it; the
+    window shows "before fusion" first, and a 20k-node graph opens without computing
+    every round's grouping. Holds the graph's parts, not the graph (the memo's weak
+    reference to the graph must be the only one).
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self._rounds = graph.rounds
+        self._final = graph.final_groups
+        self._names = tuple(n.name for n in graph.nodes)
+        self._done: list[Step] = []
+        self._len: int | None = None
+
+    def __len__(self) -> int:
+        if self._len is None:
+            n = 1 + len(self._rounds)
+            if self._final:
+                # Post-fusion passes (combo kernels, template finalization) change
+                # groups after the last round; only then is "final" a step of its own.
+                last = self._rounds[-1].groups_after if self._rounds else ()
+                n += not _same_groups(self._final, last or self._upto(n - 1).groups)
+            self._len = n
+        return self._len
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return tuple(self[i] for i in range(*k.indices(len(self))))
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(k)
+        return self._upto(k)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Steps | tuple):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"Steps({len(self)} steps, {len(self._done)} computed)"
+
+    def _upto(self, k: int) -> Step:
+        while len(self._done) <= k:
+            self._done.append(self._compute(len(self._done)))
+        return self._done[k]
+
+    def _compute(self, k: int) -> Step:
+        if k == 0:
+            return _step("before fusion", None, _initial_groups(self._names, self._rounds),
+                         None, ())
+        prev = self._done[k - 1]
+        if k > len(self._rounds):
+            return _step("final", None, self._final, prev, ())
+        rnd = self._rounds[k - 1]
         after = rnd.groups_after or _apply_fusions(prev.groups, rnd.fusions)
         label = f"round {rnd.index}" + (" (reorder)" if rnd.reorder else "")
-        pairs = tuple((f.a, f.b) for f in rnd.fusions)
-        steps.append(_step(label, rnd, after, prev, pairs))
-    final = graph.final_groups
-    # Post-fusion passes (combo kernels, template finalization) change groups after
-    # the last round; only then is "final" a step of its own.
-    if final and not _same_groups(final, steps[-1].groups):
-        steps.append(_step("final", None, final, steps[-1], ()))
-    return tuple(steps)
+        return _step(label, rnd, after, prev, tuple((f.a, f.b) for f in rnd.fusions))
 
 
-def _initial_groups(graph: Graph) -> tuple[Group, ...]:
+def _initial_groups(names: tuple[str, ...], rounds) -> tuple[Group, ...]:
     """Every pre-fusion node alone, unless round 1 started from a different grouping."""
-    singles = tuple((n.name,) for n in graph.nodes)
-    before = graph.rounds[0].groups_before if graph.rounds else ()
+    singles = tuple((name,) for name in names)
+    before = rounds[0].groups_before if rounds else ()
     # e.g. foreach grouping happens before fusion: round 1 then sees fewer, larger groups.
     if before and not _same_groups(before, singles):
         return tuple(before)

@@ -237,16 +237,12 @@ def _io(n: Node) -> str:
     return f"{n.name} reads {reads}, writes {writes}"
 
 
-def graph_summary(graph: Graph) -> dict:
-    """Headline numbers of one graph.
-
-    ``node_reduction`` is pre-fusion nodes per final group (3.0: a third as many);
-    ``speedup_vs_eager`` is eager time over compiled time; missing values are None.
-    """
+def graph_headline(graph: Graph) -> dict:
+    """The numbers of ``graph_summary`` that need no round's ledger (cheap on a lazily
+    loaded trace: its candidates stay unbuilt)."""
     t = graph.timing
     compiled = t.compiled_ms if t else None
     eager = t.eager_ms if t else None
-    candidates = [c for r in graph.rounds for c in r.candidates]
     final = graph.final_groups or (graph.rounds[-1].groups_after if graph.rounds else ())
     return {
         "nodes": len(graph.nodes),
@@ -257,10 +253,22 @@ def graph_summary(graph: Graph) -> dict:
         "eager_ms": eager,
         "speedup_vs_eager": eager / compiled if compiled and eager else None,
         "node_reduction": len(graph.nodes) / len(final) if final else None,
+        "compile_s": graph.compile_s,
+    }
+
+
+def graph_summary(graph: Graph) -> dict:
+    """Headline numbers of one graph.
+
+    ``node_reduction`` is pre-fusion nodes per final group (3.0: a third as many);
+    ``speedup_vs_eager`` is eager time over compiled time; missing values are None.
+    """
+    candidates = [c for r in graph.rounds for c in r.candidates]
+    return {
+        **graph_headline(graph),
         "benchmark_decisions": sum(c.benchmark is not None for c in candidates),
         "spill_rejections": sum(
             c.outcome == "spill" or bool(c.benchmark and c.benchmark.spill)
             for c in candidates
         ),
-        "compile_s": graph.compile_s,
     }

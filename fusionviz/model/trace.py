@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fusionviz.model.lazy import lazy_fields
+
 FORMAT = "fusionviz-trace"
 VERSION = 1
 
@@ -274,3 +276,8 @@ class Trace:
     graphs: tuple[Graph, ...] = ()
     problems: tuple[Problem, ...] = ()
     warnings: tuple[str, ...] = ()
+
+
+# The bulk of a big trace, built on first read when loaded with ``lazy=True``.
+lazy_fields(Node, "reads", "writes", "origins")
+lazy_fields(Round, "groups_before", "groups_after", "candidates", "verdicts")

@@ -8,20 +8,16 @@ malformed file fails with a message that names the file and the bad field.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import gzip
-import itertools
 import json
 import os
 import tempfile
-import types
-import typing
-from contextlib import contextmanager
-from dataclasses import dataclass
+import zlib
 from pathlib import Path
 
 from fusionviz.model import migrations
 from fusionviz.model.trace import FORMAT, VERSION, Trace
+from fusionviz.model.trace_build import LoadReport, TraceError, build_trace, gc_paused
 
 try:  # optional: a faster parser (see _parse)
     import orjson as _orjson
@@ -30,17 +26,6 @@ except ImportError:  # pragma: no cover (installed in the dev environment)
 
 MAX_BYTES = 512 * 1024 * 1024  # uncompressed JSON size cap
 _GZIP_MAGIC = b"\x1f\x8b"
-
-
-class TraceError(ValueError):
-    """A trace file could not be read; the message says which file and why."""
-
-
-@dataclass
-class LoadReport:
-    """What a lenient load ignored (unknown fields) on the way."""
-
-    ignored: list[str] = dataclasses.field(default_factory=list)
 
 
 def save_trace(trace: Trace, path: str | os.PathLike) -> None:
@@ -107,6 +92,7 @@ def load_trace(
     strict: bool = False,
     max_bytes: int = MAX_BYTES,
     report: LoadReport | None = None,
+    lazy: bool = False,
 ) -> Trace:
     """Load a trace file; raise TraceError naming the file and the problem.
 
@@ -117,24 +103,30 @@ def load_trace(
         and list them in ``report``).
     max_bytes
         Refuse files whose JSON is larger than this.
+    lazy
+        Leave the bulk (nodes' reads, writes and origins; rounds' candidates and
+        verdicts) as JSON, built on first read (``fusionviz.model.lazy``): a big trace
+        opens in about half the time. A malformed part then raises TraceError when it
+        is read, or from ``lazy.complete``.
     """
     path = Path(path)
     # One pause for parse and build: a collection in between would walk the whole
     # parsed JSON (~0.2 s at 20k nodes) only to find no garbage.
-    with _gc_paused():
+    with gc_paused():
         try:
             raw = _read_bytes(path, max_bytes)
             data = _parse(raw)
         except TraceError:
             raise
-        except (OSError, EOFError, gzip.BadGzipFile) as e:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
             raise TraceError(f"{path}: cannot read the file: {e}") from e
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise TraceError(f"{path}: not a fusionviz trace (invalid JSON: {e})") from e
         try:
             # The parsed JSON is ours: the fast builder may consume it in place (and
             # when it gives up half-way, the careful builder starts from a fresh parse).
-            return _from_dict(data, strict, report, reparse=lambda: json.loads(raw))
+            return _from_dict(data, strict, report, reparse=lambda: json.loads(raw),
+                              lazy=lazy)
         except TraceError as e:
             raise TraceError(f"{path}: {e}") from e
 
@@ -162,7 +154,8 @@ def trace_from_dict(
     return _from_dict(data, strict, report, reparse=None)
 
 
-def _from_dict(data: object, strict: bool, report: LoadReport | None, reparse) -> Trace:
+def _from_dict(data: object, strict: bool, report: LoadReport | None, reparse,
+               lazy: bool = False) -> Trace:
     """``trace_from_dict``; ``reparse`` (when given) returns a fresh copy of ``data``
     and lets the fast builder consume ``data`` in place."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -176,299 +169,35 @@ def _from_dict(data: object, strict: bool, report: LoadReport | None, reparse) -
             f"(up to {VERSION}); upgrade fusionviz to open it"
         )
     data = migrations.upgrade(data, version)
-    with _gc_paused():
-        try:
-            return _converter(Trace, owned=reparse is not None)(data)
-        except _Unusual:
-            # Unknown fields, wrong types, missing fields: the field-by-field builder
-            # names the bad field (or reports what it ignored).
-            if reparse is not None:
-                data = migrations.upgrade(reparse(), version)
-            return _build(Trace, data, "trace", strict, report or LoadReport())
-        finally:
-            _SHARED.clear()
+    fresh = None if reparse is None else (lambda: migrations.upgrade(reparse(), version))
+    return build_trace(data, owned=reparse is not None, lazy=lazy, strict=strict,
+                       report=report, reparse=fresh)
 
 
-@contextmanager
-def _gc_paused():
-    """No cyclic GC while a trace's million objects are allocated (none are garbage).
-
-    Collections triggered by the allocations would walk the growing trace over and
-    over: ~60% of a large load's time.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-class _Unusual(Exception):
-    """The fast builder met something it leaves to ``_build`` and its messages."""
-
-
-_CONVERTERS: dict[tuple[object, bool], typing.Callable[[object], object]] = {}
-
-
-def _converter(tp: object, owned: bool = False):
-    """A function building ``tp`` from well-formed JSON, made once per type.
-
-    The fast path of ``_build``: no field path strings and no type introspection per
-    value; anything unusual raises ``_Unusual`` instead of a message. ``owned``: the
-    JSON is ours to consume (just parsed), so its dicts become the objects' ``__dict__``
-    in place instead of being copied.
-    """
-    conv = _CONVERTERS.get((tp, owned))
-    if conv is None:
-        conv = _CONVERTERS[tp, owned] = _make_converter(tp, owned)
-    return conv
-
-
-def _make_converter(tp: object, owned: bool):
-    if dataclasses.is_dataclass(tp):
-        return _dataclass_converter(tp, owned)
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (types.UnionType, typing.Union):
-        inner = _converter(next(a for a in args if a is not type(None)), owned)
-        if type(None) not in args:
-            return inner
-        return lambda v: None if v is None else inner(v)
-    if origin is tuple:
-        return _tuple_converter(args[0], owned)
-    if tp is dict or tp is float or tp is int or isinstance(tp, type):
-        return _scalar_converter(tp)
-    raise _Unusual  # a type _build rejects as well
-
-
-def _tuple_converter(item: object, owned: bool):
-    if item is str:
-        return _strings
-    if item == tuple[str, ...]:
-        return _groups
-    inner = _converter(item, owned)
-
-    def items(v):
-        if type(v) is not list:
-            raise _Unusual
-        return tuple(map(inner, v))
-
-    return items
-
-
-# Equal tuples of names met during one load, shared: a round's groups reappear as the
-# next round's and in its candidates, so a big trace holds a fifth as many tuples (less
-# memory, and fewer objects for every later garbage collection to walk).
-_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-
-def _strings(v):
-    if type(v) is not list:
-        raise _Unusual
-    try:
-        "".join(v)  # type-checks every item at C speed
-    except TypeError:
-        raise _Unusual from None
-    t = tuple(v)
-    return _SHARED.setdefault(t, t)
-
-
-def _groups(v):
-    """A tuple of groups (tuples of node names): the most common tuples of a trace."""
-    if type(v) is not list or (v and set(map(type, v)) != {list}):
-        raise _Unusual
-    try:
-        "".join(itertools.chain.from_iterable(v))
-    except TypeError:
-        raise _Unusual from None
-    groups = tuple(map(tuple, v))
-    return tuple(map(_SHARED.setdefault, groups, groups))
-
-
-def _scalar_converter(tp: type):
-    def convert(v):
-        if type(v) is tp:
-            return v
-        if tp is float and isinstance(v, int) and not isinstance(v, bool):
-            return float(v)
-        if isinstance(v, tp) and not (tp is int and isinstance(v, bool)):
-            return v
-        raise _Unusual
-
-    return convert
-
-
-def _dataclass_converter(cls: type, owned: bool):
-    """Generated code (like dataclasses' own ``__init__``): one check or call per field.
-
-    A dict with exactly the class's fields is converted in place and becomes the new
-    object's ``__dict__`` (a copy of it unless ``owned``), which is what the generated
-    frozen ``__init__`` would store, without one ``object.__setattr__`` per field (the
-    model classes have no ``__post_init__``). Dicts that rely on defaults take
-    ``_with_defaults``.
-    """
-    hints, fields = _hints(cls), dataclasses.fields(cls)
-    env = {"cls": cls, "new": object.__new__, "set_attr": object.__setattr__,
-           "_Unusual": _Unusual, "slow": _with_defaults(cls, hints, fields, owned)}
-    body = []
-    for i, f in enumerate(fields):
-        body.append(f"x = v[{f.name!r}]")
-        body += _field_code(hints[f.name], f"v[{f.name!r}]", f"c{i}", env, owned)
-    src = "\n        ".join(body)
-    code = f"""
-def build(v):
-    if type(v) is not dict or len(v) != {len(fields)}:
-        return slow(v)
-    {"" if owned else "v = dict(v)"}
-    try:
-        {src}
-    except KeyError:
-        raise _Unusual from None
-    obj = new(cls)
-    set_attr(obj, "__dict__", v)  # the class's own __setattr__ refuses (frozen)
-    return obj
-"""
-    exec(code, env)  # noqa: S102 (generated from the model's own field list)
-    return env["build"]
-
-
-def _field_code(tp: object, target: str, conv: str, env: dict, owned: bool) -> list[str]:
-    """Lines checking or converting a field's JSON value ``x`` into ``target``.
-
-    Scalars are checked inline and empty lists become ``()`` without a call, the
-    common cases of a trace's ~1M values. (Nested converters are made now: the model's
-    types do not refer back to each other.)
-    """
-    env[conv] = _converter(tp, owned)
-    scalar, optional = _scalar_of(tp)
-    if scalar is not None:
-        env[f"t_{conv}"] = scalar
-        test = f"type(x) is not t_{conv}"
-        return [f"if {'x is not None and ' if optional else ''}{test}: {target} = {conv}(x)"]
-    if typing.get_origin(tp) is tuple:
-        return [f"{target} = {conv}(x) if x or type(x) is not list else ()"]
-    return [f"{target} = {conv}(x)"]
-
-
-def _scalar_of(tp: object) -> tuple[type | None, bool]:
-    """(the plain type checked inline, whether None is allowed) or (None, _)."""
-    optional = False
-    if typing.get_origin(tp) in (types.UnionType, typing.Union):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        optional = len(args) < len(typing.get_args(tp))
-        if len(args) != 1:
-            return None, False
-        tp = args[0]
-    if tp in (str, int, float, bool, dict):
-        return tp, optional
-    return None, False
-
-
-def _with_defaults(cls: type, hints: dict, fields, owned: bool):
-    """The builder of dicts that leave fields out (their defaults fill in)."""
-    known = frozenset(hints)
-    missing = dataclasses.MISSING
-    defaults = {f.name: f.default for f in fields if f.default is not missing}
-    factories = {f.name: f.default_factory for f in fields if f.default_factory is not missing}
-    convs: list[tuple[str, object]] = []
-    new = object.__new__
-
-    def build(v):
-        if not isinstance(v, dict) or not known.issuperset(v):
-            raise _Unusual
-        if not convs:
-            convs.extend((f.name, _converter(hints[f.name], owned)) for f in fields)
-        state = {}
-        for name, conv in convs:
-            if name in v:
-                state[name] = conv(v[name])
-            elif name in defaults:
-                state[name] = defaults[name]
-            elif name in factories:
-                state[name] = factories[name]()
-            else:
-                raise _Unusual
-        obj = new(cls)
-        obj.__dict__.update(state)
-        return obj
-
-    return build
+def _gunzip(path: Path, data: bytes, max_bytes: int) -> bytes:
+    """One zlib call (a third faster than ``gzip.open``'s chunked reads), never more
+    than ``max_bytes + 1`` out; files of several gzip members take ``gzip``'s path."""
+    inflate = zlib.decompressobj(wbits=31)
+    raw = inflate.decompress(data, max_bytes + 1)
+    if inflate.eof and not inflate.unused_data:
+        return raw
+    if len(raw) > max_bytes or not inflate.eof:  # cut at the cap, or truncated
+        if len(raw) > max_bytes:
+            return raw
+        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+    with gzip.open(path, "rb") as f:
+        return f.read(max_bytes + 1)
 
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
     if path.stat().st_size > max_bytes:
         raise TraceError(f"{path}: file larger than {max_bytes} bytes")
     with open(path, "rb") as f:
-        head = f.read(2)
-    opener = gzip.open if head == _GZIP_MAGIC else open
-    with opener(path, "rb") as f:
         raw = f.read(max_bytes + 1)
+    if raw[:2] == _GZIP_MAGIC:
+        raw = _gunzip(path, raw, max_bytes)
     if len(raw) > max_bytes:
         raise TraceError(f"{path}: trace larger than {max_bytes} bytes uncompressed")
     return raw
 
 
-_HINTS: dict[type, dict[str, object]] = {}
-
-
-def _hints(cls: type) -> dict[str, object]:
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    return _HINTS[cls]
-
-
-def _build(tp: object, value: object, where: str, strict: bool, report: LoadReport):
-    """Convert JSON ``value`` to type ``tp`` or raise TraceError at ``where``."""
-    if dataclasses.is_dataclass(tp):
-        return _build_dataclass(tp, value, where, strict, report)
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin in (types.UnionType, typing.Union):
-        if value is None and type(None) in args:
-            return None
-        inner = [a for a in args if a is not type(None)]
-        return _build(inner[0], value, where, strict, report)
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise TraceError(f"{where}: expected a list, got {type(value).__name__}")
-        item = args[0]
-        return tuple(
-            _build(item, v, f"{where}[{i}]", strict, report) for i, v in enumerate(value)
-        )
-    if tp is dict:
-        if not isinstance(value, dict):
-            raise TraceError(f"{where}: expected an object, got {type(value).__name__}")
-        return value
-    return _build_scalar(tp, value, where)
-
-
-def _build_scalar(tp: object, value: object, where: str):
-    if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if tp is int and isinstance(value, bool):
-        raise TraceError(f"{where}: expected int, got bool")
-    if isinstance(tp, type) and isinstance(value, tp):
-        return value
-    name = getattr(tp, "__name__", str(tp))
-    raise TraceError(f"{where}: expected {name}, got {type(value).__name__}")
-
-
-def _build_dataclass(cls, value, where: str, strict: bool, report: LoadReport):
-    if not isinstance(value, dict):
-        raise TraceError(f"{where}: expected an object, got {type(value).__name__}")
-    hints = _hints(cls)
-    unknown = [k for k in value if k not in hints]
-    if unknown:
-        if strict:
-            raise TraceError(f"{where}: unknown field(s) {', '.join(map(str, unknown))}")
-        report.ignored.extend(f"{where}.{k}" for k in unknown)
-    kwargs = {}
-    for f in dataclasses.fields(cls):
-        if f.name in value:
-            kwargs[f.name] = _build(
-                hints[f.name], value[f.name], f"{where}.{f.name}", strict, report
-            )
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise TraceError(f"{where}: missing field {f.name!r}")
-    return cls(**kwargs)

@@ -29,6 +29,8 @@ _NAME_CHARS = 36  # kernel names are truncated to this on the axis (full name in
 FUSED_COLOR, REJECTED_COLOR, SPILL_COLOR = "#2e7d32", "#c62828", "#ef6c00"
 UNDECIDED_COLOR = "#8c8c8c"  # deferred decisions that never resolved (fuse is None)
 _SERIES_COLOR = "#4e79a7"
+MAX_BARS = 60  # kernels charted; a graph with more shows its slowest
+ROW_PX = 16  # the least height of a labelled bar; fewer rows are shown, drag scrolls
 _MAX_DECISION_TICKS = 24  # label every decision up to this many, else numeric ticks
 _BENCH_KEY = (f"<span style='color:{FUSED_COLOR}'>●</span> fused &nbsp; "
               f"<span style='color:{REJECTED_COLOR}'>✕</span> not fused (slower) &nbsp; "
@@ -90,7 +92,10 @@ class KernelTimeChart(ChartPage):
 
     def draw(self, graph: Graph | None) -> None:
         times = kernel_times(graph) if graph is not None else []
-        self._names, self._bars = [name for name, _, _ in times], None
+        shown = times
+        if len(times) > MAX_BARS:  # thousands of labelled bars are an unreadable blot
+            shown = sorted(times, key=lambda t: -t[1])[:MAX_BARS]
+        self._names, self._bars = [name for name, _, _ in shown], None
         if not times:
             note = graph.timing.note if graph is not None and graph.timing else ""
             self.show_message("No per-kernel device times were recorded for this graph."
@@ -98,17 +103,31 @@ class KernelTimeChart(ChartPage):
             return
         self.plot_widget.clear()
         plot = self.new_plot(grid="x", bottom="device time per call (ms)")
-        plot.setTitle(_total_title(graph), color=self.foreground())
+        title = _total_title(graph)
+        if len(shown) < len(times):
+            title += f" · the {len(shown)} slowest of {len(times)} kernels"
+        plot.setTitle(title, color=self.foreground())
         colors = kernel_colors(graph.kernels)
-        ms = [t for _, t, _ in times]
-        tips = [f"{name} ({kind})\n{t:.4g} ms" for name, t, kind in times]
+        ms = [t for _, t, _ in shown]
+        tips = [f"{name} ({kind})\n{t:.4g} ms" for name, t, kind in shown]
         self._bars = KernelBars(ms, [QColor(colors.get(n, "#888888")) for n in self._names], tips)
         self._bars.sig_bar_clicked.connect(self.on_bar_clicked)
         plot.addItem(self._bars)
         plot.getAxis("left").setTicks([[(i, _short(n)) for i, n in enumerate(self._names)]])
         plot.invertY(True)
         plot.setMouseEnabled(x=False, y=True)
+        box = plot.getViewBox()
+        box.setLimits(yMin=-0.5, yMax=len(shown) - 0.5, minYRange=1)
+        box.sigResized.connect(self._fit_rows)
+        self._fit_rows(box)
         self._on_kernel_changed(self._state.kernel)
+
+    def _fit_rows(self, box) -> None:
+        """Show as many bars as have room for a readable label (drag to scroll)."""
+        rows = min(len(self._names), max(1, int(box.height() // ROW_PX)))
+        top = max(-0.5, box.viewRange()[1][0])
+        top = min(top, len(self._names) - 0.5 - rows)
+        box.setYRange(top, top + rows, padding=0)
 
     def on_bar_clicked(self, row: int) -> None:
         if 0 <= row < len(self.names):

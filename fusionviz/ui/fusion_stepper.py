@@ -1,10 +1,12 @@
 """Round stepper: slider and previous/next over before fusion → round 1 … → final.
 
 Presents ``fusionviz.model.fusion_steps``; writes ``ViewState.set_step`` and follows it.
-``steps_of`` caches the steps of the shown graph so every panel derives the same ones.
+``steps_of``: the steps of the shown graph, the same object for every panel.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QWidget
@@ -12,20 +14,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QStyle, QToolButton,
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.ui.view_state import ViewState
 
-_CACHE: dict[int, tuple[object, tuple]] = {}
 
-
-def steps_of(graph) -> tuple:
-    """``fusion_steps(graph)``, computed once per graph object."""
-    if graph is None:
-        return ()
-    hit = _CACHE.get(id(graph))
-    if hit is None or hit[0] is not graph:
-        if len(_CACHE) > 16:  # keep the graphs of a trace or two, not every one ever seen
-            _CACHE.clear()
-        hit = (graph, tuple(fusion_steps(graph)))
-        _CACHE[id(graph)] = hit
-    return hit[1]
+def steps_of(graph) -> Sequence:
+    """``fusion_steps(graph)`` (computed once per graph object, each step when used)."""
+    return () if graph is None else fusion_steps(graph)
 
 
 def current_step(state: ViewState):
@@ -52,7 +44,7 @@ class FusionStepper(QWidget):
         self.next = self._button(icon.SP_MediaSeekForward, "Next step (→)", self.go_next)
         self.last = self._button(icon.SP_MediaSkipForward, "Final kernels (End)", self.go_last)
         self.label = QLabel()
-        self.label.setMinimumWidth(230)
+        self.label.setFixedWidth(260)  # a width that follows the text re-lays out the row
         row = QHBoxLayout(self)
         row.setContentsMargins(4, 2, 4, 2)
         for w in (self.first, self.prev, self.slider, self.next, self.last, self.label):

@@ -42,7 +42,7 @@ class GraphPaint:
         self.kernel_color_idx = np.fromiter((slot[c] for c in colors_by_node), int,
                                             len(colors_by_node))
         self.edges = [tuple(e) for e in np.asarray(lay.edges, int).reshape(-1, 2).tolist()]
-        self.edge_paths = [np.asarray(p, float).reshape(-1, 2) for p in lay.edge_paths]
+        self.edge_paths = list(lay.edge_paths)  # float arrays of (x, y) points
         self.edge_lo, self.edge_hi = _path_bounds(self.edge_paths)
         left, top = (self.x - self.w / 2).tolist(), (self.y - self.h / 2).tolist()
         self.rects = [QRectF(x, y, self.w, self.h) for x, y in zip(left, top, strict=True)]

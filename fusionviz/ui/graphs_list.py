@@ -1,7 +1,7 @@
 """The list of compiled graphs of a trace, with their sizes and runtimes.
 
 One row per ``Graph`` (forward, backward, graph-break pieces) from
-``queries.graph_summary``; selecting a row writes ``ViewState.set_graph``.
+``queries.graph_headline``; selecting a row writes ``ViewState.set_graph``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
 
-from fusionviz.model.queries import graph_summary
+from fusionviz.model.queries import graph_headline
 from fusionviz.ui.view_state import ViewState
 
 COLUMNS = ("graph", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms", "speedup")
@@ -20,7 +20,7 @@ def _ms(value) -> str:
 
 
 def summary_cells(graph) -> list[str]:
-    s = graph_summary(graph)
+    s = graph_headline(graph)
     title = f"#{graph.index} {graph.kind}"
     if graph.compile_id:
         title += f" [{graph.compile_id}]"

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QSizePolicy,
     QTableView,
     QTextBrowser,
     QVBoxLayout,
@@ -84,6 +85,11 @@ class LedgerModel(QAbstractTableModel):
     def set_rows(self, rows: list[dict]) -> None:
         self.beginResetModel()
         self.rows = rows
+        if not rows and self.columns:
+            # A step without a round keeps the header: columns that vanish and come
+            # back re-lay out the table (and refit the widths) on every step.
+            self.endResetModel()
+            return
         keys = list(dict.fromkeys(k for r in rows[:50] for k in r if k not in _HIDDEN))
         rest = [k for k in keys if k not in _PREFERRED and k not in _TRAILING]
         self.columns = ([k for k in _PREFERRED if k in keys] + rest
@@ -137,6 +143,9 @@ class LedgerPane(QWidget):
         self.reason.setPlaceholderText("filter by reason text…")
         self.reason.setClearButtonEnabled(True)
         self.title = QLabel()
+        # The title's text changes every step: its size hint must not re-lay out the
+        # pane (that repainted the dock and the window around it, 3-5 ms a step).
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.model = LedgerModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -144,6 +153,10 @@ class LedgerPane(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().hide()
+        # Rounds with and without a scroll bar's worth of rows (or of width) alternate
+        # while stepping: bars that come and go resize the viewport and repaint it twice.
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         # Size columns from the first rows only: measuring all 18k rows of a big

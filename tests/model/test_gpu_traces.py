@@ -116,3 +116,14 @@ def test_max_autotune_records_template_epilogue_decisions():
                          for k in c.benchmark.kernels)
     notes = [g.timing.note for g in trace.graphs if g.timing and g.timing.note]
     assert all("eager run of the graph failed" in n for n in notes)  # said, not hidden
+
+
+@pytest.mark.parametrize("path", GPU, ids=[p.name for p in GPU])
+def test_every_rejection_on_the_gpu_says_why(path):
+    """A candidate refused by can_fuse, a cycle check or a benchmark carries the reason
+    (Inductor's own internal can_fuse calls are not matched to candidates)."""
+    for g in load_trace(path).graphs:
+        for r in g.rounds:
+            for c in r.candidates:
+                if c.outcome in ("rejected", "cycle", "benchmark_slower", "spill"):
+                    assert c.reasons or c.benchmark, (g.index, r.index, c.rank, c.outcome)

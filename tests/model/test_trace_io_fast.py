@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.model import trace_io
+from fusionviz.model import trace_build, trace_io
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace import Round, Trace
 from fusionviz.model.trace_io import LoadReport, TraceError, load_trace, save_trace, to_dict
@@ -28,7 +28,7 @@ def _file(tmp_path, item) -> Path:
 
 def _careful(path: Path) -> Trace:
     data = json.loads(gzip.decompress(path.read_bytes()))
-    return trace_io._build(Trace, data, "trace", True, LoadReport())
+    return trace_build._build(Trace, data, "trace", True, LoadReport())
 
 
 @pytest.mark.parametrize("item", TRACES, ids=lambda p: getattr(p, "name", p))
@@ -75,7 +75,7 @@ def test_ints_in_float_fields_and_left_out_fields_take_the_careful_meaning(tmp_p
 
 
 def _careful_plain(path: Path) -> Trace:
-    return trace_io._build(Trace, json.loads(path.read_text()), "trace", True, LoadReport())
+    return trace_build._build(Trace, json.loads(path.read_text()), "trace", True, LoadReport())
 
 
 def test_a_bad_value_deep_inside_is_named_after_the_fast_builder_gave_up(tmp_path):

@@ -38,6 +38,19 @@ def settings(isolated_settings) -> QSettings:
     return QSettings(str(isolated_settings / "window.ini"), QSettings.Format.IniFormat)
 
 
+@pytest.fixture
+def window(qtbot, settings):
+    """A shown main window with its own settings."""
+    from fusionviz.ui.main_window import MainWindow
+
+    w = MainWindow(settings=settings)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
 @pytest.fixture(scope="session")
 def synthetic_path(tmp_path_factory) -> Path:
     """A 300-node synthetic trace with three rounds, saved like a recorded one."""

@@ -56,12 +56,16 @@ def test_a_real_mouse_click_on_a_bar_selects_its_kernel(pane, qtbot):
     pane.show()
     qtbot.waitExposed(pane)
     chart = pane.kernel_chart
-    ms = list(chart.bars.opts["width"])
+    ms = list(chart.bars.opts["width"])  # drawn now: let the plot take its size first
+    qtbot.wait(20)
     view = chart.plot_widget
-    at = view.mapFromScene(chart.bars.mapToScene(QPointF(ms[4] / 2, 4)))
+    top, bottom = chart.bars.getViewBox().viewRange()[1]
+    row = min(4, int(bottom))  # a bar on screen (as many are shown as have room)
+    assert top <= row <= bottom
+    at = view.mapFromScene(chart.bars.mapToScene(QPointF(ms[row] / 2, row)))
     with qtbot.waitSignal(pane._state.sig_kernel_changed) as blocker:
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=at)
-    assert blocker.args == [chart.names[4]]
+    assert blocker.args == [chart.names[row]]
 
 
 def test_bar_hit_test_maps_positions_to_rows(pane):
@@ -193,3 +197,21 @@ def test_in_the_window_only_the_chart_in_front_is_drawn(qtbot, settings, synthet
     window.docks["charts"].raise_()
     qtbot.waitUntil(lambda: not pane.round_chart.stale)
     assert pane.kernel_chart.stale and pane.round_chart.marked_step() == 0
+
+
+def test_a_graph_of_many_kernels_charts_its_slowest(qtbot):
+    from fusionviz.ui.charts import MAX_BARS
+
+    pane = make_pane(qtbot, synthetic_trace(1500, seed=3, rounds=3))
+    times = kernel_times(pane._state.graph)
+    assert len(times) > MAX_BARS
+    chart = pane.kernel_chart
+    slowest = sorted(times, key=lambda t: -t[1])[:MAX_BARS]
+    assert chart.names == [name for name, _, _ in slowest]
+    plot = chart.plot_widget.getItem(0, 0)
+    assert f"the {MAX_BARS} slowest of {len(times)} kernels" in plot.titleLabel.text
+    pane.show()
+    qtbot.waitExposed(pane)
+    top, bottom = plot.getViewBox().viewRange()[1]  # rows with room for their labels
+    row_px = plot.getViewBox().height() / (bottom - top)
+    assert row_px >= 16 and top >= -0.5 and bottom <= MAX_BARS - 0.5

@@ -23,16 +23,6 @@ from fusionviz.ui.theme import is_dark
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 
-@pytest.fixture
-def window(qtbot, settings):
-    w = MainWindow(settings=settings)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
-
-
 def test_open_every_graph_and_step_through_every_round(window, any_trace_path, qtbot):
     assert window.open_trace(str(any_trace_path)), window.errors
     trace = load_trace(any_trace_path)

@@ -122,3 +122,26 @@ def test_why_not_dialog_reports_a_rejected_pair(qtbot):
     assert why.entries and why.summary.split()[0] in text
     assert cand.reasons[0].text in text
     assert not dialog.isModal()
+
+
+def test_stepping_keeps_the_ledger_and_stepper_geometry_still(ledger, state, qtbot):
+    """A step re-lays out nothing: the table keeps its columns (and so its header and
+    viewport) on steps without a round, the title's text does not resize the pane."""
+    stepper = FusionStepper(state)
+    qtbot.addWidget(stepper)
+    ledger.resize(900, 300)
+    ledger.show()
+    stepper.show()
+    qtbot.waitExposed(ledger)
+    state.set_step(1)
+    columns = list(ledger.model.columns)
+    viewport = ledger.table.viewport().geometry()
+    label_width = stepper.label.width()
+    for k in (0, 2, 3, 0, 1):
+        state.set_step(k)
+        qtbot.wait(1)
+        assert ledger.model.columns == columns
+        assert ledger.table.viewport().geometry() == viewport
+        assert stepper.label.width() == label_width
+    state.set_step(0)
+    assert ledger.shown_rows == [] and ledger.model.columnCount() == len(columns)

@@ -1,0 +1,94 @@
+"""Trace fields built on first read, so a big trace opens before all of it is built.
+
+A trace's bulk is in the parts one looks at a piece at a time: the reads, writes and
+FX origins of each node (the details pane, a tooltip, a search) and the candidates
+and verdicts of each round (the ledger of the step shown). ``load_trace(lazy=True)``
+leaves those as ``Pending`` JSON; ``LazyField``, a data descriptor installed on the
+model classes by ``lazy_fields``, builds the value the first time the field is read
+and stores it in the object's ``__dict__``. Reading a field costs one Python call
+more than a plain attribute; nothing else changes: equality, ``repr``, saving and
+``dataclasses.replace`` all read the fields, and the frozen classes stay frozen.
+
+``complete`` walks a trace and builds what is still pending, a step at a time, for a
+caller (the window) that finishes the load in idle time and reports a malformed part
+as soon as it is met.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+
+class Pending:
+    """Unbuilt JSON of a field and the function building it (raises TraceError)."""
+
+    __slots__ = ("raw", "build")
+
+    def __init__(self, raw: object, build: Callable[[object, object, str], object]) -> None:
+        self.raw = raw
+        self.build = build
+
+    def resolve(self, owner: object, name: str) -> object:
+        return self.build(self.raw, owner, name)
+
+
+class LazyField:
+    """Data descriptor of one dataclass field: a ``Pending`` value is built when read.
+
+    Being a data descriptor, it sees the frozen ``__init__``'s ``object.__setattr__``
+    too (and stores the value as is); the class's defaults were bound by
+    ``@dataclass`` before it was installed.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        state = obj.__dict__
+        value = state[self.name]
+        if value.__class__ is Pending:
+            value = state[self.name] = value.resolve(obj, self.name)
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.name] = value
+
+
+def lazy_fields(cls: type, *names: str) -> type:
+    """Let fields ``names`` of dataclass ``cls`` hold ``Pending`` values."""
+    for name in names:
+        if name not in cls.__dataclass_fields__:
+            raise TypeError(f"{cls.__name__} has no field {name!r}")
+        setattr(cls, name, LazyField(name))
+    cls.__lazy_fields__ = frozenset(names)
+    return cls
+
+
+def is_pending(obj: object, name: str) -> bool:
+    return obj.__dict__.get(name).__class__ is Pending
+
+
+def complete(trace) -> Iterator[tuple[int, int]]:
+    """Build every pending field of ``trace``; yields (done, total) after each object.
+
+    Graph by graph: the rounds' ledgers first (a step shows one), then the nodes'
+    details. A malformed part raises TraceError from the step that meets it.
+    """
+    owners = [(obj, type(obj).__lazy_fields__)
+              for graph in trace.graphs for part in (graph.rounds, graph.nodes) for obj in part]
+    total = len(owners)
+    for done, (obj, names) in enumerate(owners, 1):
+        for name in names:
+            getattr(obj, name)
+        yield done, total
+
+
+def pending_fields(trace) -> int:
+    """How many fields of ``trace`` are still unbuilt."""
+    return sum(is_pending(obj, name)
+               for graph in trace.graphs for part in (graph.rounds, graph.nodes)
+               for obj in part for name in type(obj).__lazy_fields__)
