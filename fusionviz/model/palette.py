@@ -7,6 +7,9 @@ the same every time the same trace is opened.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 # A qualitative palette (Tableau 20 reordered so neighbours contrast), readable on
 # both light and dark backgrounds.
 KERNEL_COLORS = (
@@ -25,9 +28,20 @@ def kernel_color(index: int, kind: str = "") -> str:
     return KERNEL_COLORS[index % len(KERNEL_COLORS)]
 
 
-def kernel_colors(kernels) -> dict[str, str]:
-    """Map kernel name → color for a graph's kernels (first occurrence wins)."""
+def kernel_colors(kernels) -> Mapping[str, str]:
+    """Map kernel name → color for a graph's kernels (first occurrence wins).
+
+    The graph view, kernel pane, details pane and charts all ask when a graph is
+    shown: the last answer is kept for the same kernels object (read-only).
+    """
+    global _LAST
+    if _LAST is not None and _LAST[0] is kernels:
+        return _LAST[1]
     colors: dict[str, str] = {}
     for i, k in enumerate(kernels):
         colors.setdefault(k.name, kernel_color(i, k.kind))
-    return colors
+    _LAST = (kernels, MappingProxyType(colors))
+    return _LAST[1]
+
+
+_LAST: tuple[object, Mapping[str, str]] | None = None

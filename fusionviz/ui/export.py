@@ -42,7 +42,7 @@ def _render_svg(view, path: str) -> None:
     gen.setTitle("fusionviz graph")
     painter = QPainter(gen)
     painter.fillRect(QRectF(0, 0, source.width(), source.height()), view.backgroundBrush())
-    view.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+    view.render_scene(painter, QRectF(0, 0, source.width(), source.height()), source)
     painter.end()
 
 
@@ -53,7 +53,7 @@ def _render_pdf(view, path: str) -> None:
     size = QPageSize(QSizeF(source.width(), source.height()), QPageSize.Unit.Point)
     writer.setPageLayout(QPageLayout(size, QPageLayout.Orientation.Portrait, QMarginsF()))
     painter = QPainter(writer)
-    view.scene().render(painter, QRectF(), source)
+    view.render_scene(painter, QRectF(), source)
     painter.end()
 
 

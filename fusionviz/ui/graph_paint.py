@@ -73,7 +73,8 @@ class GraphPaint:
         gid, multi = np.arange(n), np.zeros(n, bool)
         color = self.kernel_color_idx.copy()
         index = self.index
-        members = [[index[m] for m in g if m in index] for g in groups]
+        # Most groups of a big graph are single nodes (all of them before fusion).
+        members = [[index[m] for m in g if m in index] for g in groups if len(g) > 1]
         members = [ids for ids in members if len(ids) > 1]
         if members:
             sizes = np.fromiter((len(ids) for ids in members), int, len(members))

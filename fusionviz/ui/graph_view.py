@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 import numpy as np
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QToolTip
+from PySide6.QtGui import QColor, QImage, QPainter, QPixmapCache
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
 from fusionviz.model.layout import layout
 from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
@@ -43,6 +43,9 @@ class GraphView(QGraphicsView):
 
     def __init__(self, state: ViewState, parent=None) -> None:
         super().__init__(parent)
+        # Room for the edge tiles' cached pixmaps of a zoomed-in view (several
+        # viewport-sized ones); Qt's default 10 MB would evict them every frame.
+        QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), 64 * 1024))
         self.state = state
         self.setScene(QGraphicsScene(self))
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
@@ -337,9 +340,22 @@ class GraphView(QGraphicsView):
         image = QImage(*size, QImage.Format.Format_ARGB32_Premultiplied)
         image.fill(QColor(graph_colors(self._dark).background))
         painter = QPainter(image)
-        self.scene().render(painter, QRectF(0, 0, *size), source)
+        self.render_scene(painter, QRectF(0, 0, *size), source)
         painter.end()
         return image
+
+    def render_scene(self, painter: QPainter, target: QRectF, source: QRectF) -> None:
+        """``scene().render`` for export: items paint themselves, not their cached
+        pixmaps (an SVG or PDF keeps its edges as vector paths)."""
+        cached = [(item, item.cacheMode()) for item in self.scene().items()
+                  if item.cacheMode() != QGraphicsItem.CacheMode.NoCache]
+        for item, _ in cached:
+            item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        try:
+            self.scene().render(painter, target, source)
+        finally:
+            for item, mode in cached:
+                item.setCacheMode(mode)
 
 
 @contextmanager

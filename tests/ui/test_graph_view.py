@@ -160,6 +160,9 @@ def test_export_png_svg_pdf(view, tmp_path):
     svg = export_graph(view, str(tmp_path / "graph.svg"))
     text = open(svg, encoding="utf-8").read()
     assert "<svg" in text and "op3" in text
+    assert "<image" not in text  # vector edges, not the view's cached pixmaps
+    cached = [i for i in view.scene().items() if i.cacheMode() != i.CacheMode.NoCache]
+    assert cached  # the view's edge caches are back after the export
     pdf = export_graph(view, str(tmp_path / "graph.pdf"))
     assert open(pdf, "rb").read(5) == b"%PDF-"
 

@@ -129,7 +129,7 @@ def test_stepping_keeps_the_ledger_and_stepper_geometry_still(ledger, state, qtb
     viewport) on steps without a round, the title's text does not resize the pane."""
     stepper = FusionStepper(state)
     qtbot.addWidget(stepper)
-    ledger.resize(900, 300)
+    ledger.resize(1400, 300)  # the columns fit: no horizontal scroll bar
     ledger.show()
     stepper.show()
     qtbot.waitExposed(ledger)
