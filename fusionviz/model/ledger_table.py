@@ -36,7 +36,7 @@ def ledger_rows(round: Round) -> list[dict]:  # noqa: A002 (the documented name)
             "b": c.b,
             "tried": " × ".join("+".join(g) for g in c.tried) if c.tried else None,
             "outcome": c.outcome,
-            "reasons": _reasons(c.reasons),
+            "reasons": _reasons(c.reasons) or _IMPLIED.get(c.outcome, ""),
         }
         score = c.score
         for col, k in score_cols:
@@ -50,6 +50,14 @@ def ledger_rows(round: Round) -> list[dict]:  # noqa: A002 (the documented name)
                          "outcome": "rejected", "reasons": _reasons(v.reasons),
                          **no_scores, **_NO_BENCH, "bytes_saved": None})
     return rows
+
+
+# What an outcome says by itself when no check gave a reason.
+_IMPLIED = {
+    "skipped": "(never tried: Inductor's loop passed the pair over, e.g. a template pair "
+               "already tried this way, or the round stopped early)",
+    "pending": "(a deferred decision that never resolved)",
+}
 
 
 def _reasons(reasons) -> str:

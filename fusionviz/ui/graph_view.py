@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToo
 from fusionviz.model.layout import layout
 from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
 from fusionviz.model.queries import kernel_of_node
-from fusionviz.ui.fusion_stepper import current_step
+from fusionviz.ui.fusion_stepper import steps_of
 from fusionviz.ui.graph_items import OverlayItem, build_tiles
 from fusionviz.ui.graph_minimap import MiniMap
 from fusionviz.ui.graph_paint import GraphPaint, matches, node_tooltip
@@ -118,13 +118,20 @@ class GraphView(QGraphicsView):
                                   float(lay.height) + 2 * margin))
         self._on_step_changed(self.state.step)
 
+    def prepare_step(self, k: int) -> None:
+        """Compute the node styles of step ``k`` ahead of its first visit."""
+        steps = steps_of(self.state.graph)
+        if self.paint_data is not None and k not in self._styles and 0 <= k < len(steps):
+            step = steps[k]
+            self._styles[k] = self.paint_data.step_style(step.groups, step.changed)
+
     def _on_step_changed(self, step: int) -> None:
-        paint, cur = self.paint_data, current_step(self.state)
-        if paint is None or cur is None:
+        paint, steps = self.paint_data, steps_of(self.state.graph)
+        if paint is None or not steps:
             return
-        if step not in self._styles:
-            self._styles[step] = paint.step_style(cur.groups, cur.changed)
-        touched = paint.apply_style(self._styles[step])
+        k = max(0, min(step, len(steps) - 1))  # the step shown (see current_step)
+        self.prepare_step(k)
+        touched = paint.apply_style(self._styles[k])
         for t in self._tile_index.tiles_of(touched):
             for layer in ("border", "fill", "nodes"):
                 self._tiles[layer][t].invalidate()

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from fusionviz.model.queries import filter_rows, ledger_rows, why_not_fused
-from fusionviz.ui.fusion_stepper import current_step
+from fusionviz.ui.fusion_stepper import current_step, steps_of
 from fusionviz.ui.static_cells import StaticTextDelegate
 from fusionviz.ui.view_state import ViewState
 
@@ -236,6 +236,12 @@ class LedgerPane(QWidget):
                 text += f"; {scans} rejected while collecting candidates"
             self.title.setText(text)
         self._apply_filter()
+
+    def prepare_step(self, k: int) -> None:
+        """Build the rows of step ``k``'s round ahead of its first visit."""
+        steps = steps_of(self.state.graph)
+        if 0 <= k < len(steps) and steps[k].round is not None:
+            self._rows_of(steps[k].round)
 
     def _rows_of(self, rnd) -> list[dict]:
         """``ledger_rows(rnd)``, computed once per round while the trace is open."""

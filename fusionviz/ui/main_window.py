@@ -26,17 +26,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fusionviz.model import lazy
 from fusionviz.model.trace_io import TraceError, load_trace
 from fusionviz.ui import export
 from fusionviz.ui.experiment_menu import ExperimentActions
-from fusionviz.ui.fusion_stepper import FusionStepper
+from fusionviz.ui.fusion_stepper import FusionStepper, steps_of
 from fusionviz.ui.graph_view import GraphView
 from fusionviz.ui.graphs_list import GraphsList
+from fusionviz.ui.idle_work import IdleWork
 from fusionviz.ui.ledger import LedgerPane, WhyNotDialog
 from fusionviz.ui.main_menus import build_menus
 from fusionviz.ui.run_controller import CAPTURE, RunController, RunProgress
 from fusionviz.ui.theme import apply_theme, is_dark
-from fusionviz.ui.trace_completer import TraceCompleter
 from fusionviz.ui.view_state import ViewState
 
 MAX_RECENT = 10
@@ -124,10 +125,13 @@ class MainWindow(QMainWindow):
         }
 
     def _build_status(self) -> None:
-        self.completer = TraceCompleter(self)
+        # In idle time after an open: build the lazily loaded rest of the trace, then
+        # prepare every fusion step of the shown graph (first visits get instant).
+        self.completer = IdleWork(self, pause_gc=True)
         self.completer.sig_progress.connect(self._on_completer_progress)
         self.completer.sig_done.connect(self._on_completer_done)
         self.completer.sig_failed.connect(self._on_completer_failed)
+        self.warmer = IdleWork(self)
         self.env_label = QLabel()
         self.notice_label = QLabel()
         self.progress = RunProgress(self.runner)
@@ -179,7 +183,7 @@ class MainWindow(QMainWindow):
         finally:
             gc.enable()
         self.add_recent(path)
-        self.completer.start(trace)
+        self.completer.start(lazy.complete(trace))
         return True
 
     def _on_completer_progress(self, done: int, total: int) -> None:
@@ -188,6 +192,24 @@ class MainWindow(QMainWindow):
     def _on_completer_done(self) -> None:
         if self.statusBar().currentMessage().startswith(_COMPLETING):
             self.statusBar().clearMessage()
+        self._prepare_steps()
+
+    def _prepare_steps(self) -> None:
+        graph = self.state.graph
+        if graph is not None and not self.completer.running:
+            self.warmer.start(self._steps_to_prepare(graph), delay_ms=0)
+
+    def _steps_to_prepare(self, graph):
+        steps = steps_of(graph)
+        for k in range(len(steps)):
+            if self.state.graph is not graph:
+                return
+            steps[k]  # noqa: B018 (computed on first use)
+            yield None
+            self.graph_view.prepare_step(k)
+            yield None
+            self.ledger.prepare_step(k)
+            yield None
 
     def _on_completer_failed(self, message: str) -> None:
         self.show_error(f"Part of the trace is malformed; what could be read is shown.\n\n"
@@ -261,6 +283,7 @@ class MainWindow(QMainWindow):
 
     def _on_graph_changed(self, _index: int) -> None:
         self._show_notices()
+        self._prepare_steps()
         if self.find_edit.text():
             self.graph_view.find(self.find_edit.text())
 
@@ -429,6 +452,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.save_layout()
         self.completer.stop()
+        self.warmer.stop()
         self.experiments.close_windows()
         if self.runner.running:
             self.runner.cancel()

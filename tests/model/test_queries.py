@@ -211,6 +211,8 @@ def test_pairs_tried_as_grown_groups_and_skipped_pairs():
     assert "never tried" in why_not_fused(graph, "op0", "op3").summary
     rows = ledger_rows(graph.rounds[0])
     assert rows[0]["tried"] == "op3 × op4+op5" and rows[1]["tried"] is None
+    assert rows[0]["reasons"] == "too large"
+    assert rows[1]["reasons"].startswith("(never tried: Inductor's loop passed the pair over")
 
 
 @pytest.mark.parametrize(

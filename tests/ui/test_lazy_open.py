@@ -11,7 +11,7 @@ import pytest
 from fusionviz.model import lazy
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace_io import load_trace, save_trace, to_dict
-from fusionviz.ui.trace_completer import TraceCompleter
+from fusionviz.ui.idle_work import IdleWork
 
 
 @pytest.fixture
@@ -77,14 +77,24 @@ def test_opening_another_trace_stops_the_first_completion(window, big_path, synt
     assert lazy.pending_fields(first) > 0 and not window.errors and gc.isenabled()
 
 
-def test_finish_completes_at_once_and_a_complete_trace_needs_no_run(qtbot, big_path):
-    completer = TraceCompleter()
+def test_finish_completes_at_once(qtbot, big_path):
+    completer = IdleWork(pause_gc=True)
     done = []
     completer.sig_done.connect(lambda: done.append(True))
     trace = load_trace(big_path, lazy=True)
-    completer.start(trace, delay_ms=60_000)
-    assert completer.running
+    completer.start(lazy.complete(trace), delay_ms=60_000)
+    assert completer.running and not gc.isenabled()
     completer.finish()
     assert done and not completer.running and lazy.pending_fields(trace) == 0
-    completer.start(trace)  # nothing left: no run, no GC pause
-    assert not completer.running and gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_after_the_rest_every_step_of_the_shown_graph_is_prepared(window, big_path, qtbot):
+    window.open_trace(str(big_path))
+    qtbot.waitUntil(lambda: not window.completer.running and not window.warmer.running,
+                    timeout=20000)
+    graph = window.state.graph
+    steps = window.stepper.count
+    assert set(window.graph_view._styles) == set(range(steps))
+    rounds_prepared = {id(r) for r in graph.rounds} & set(window.ledger._rows_cache)
+    assert len(rounds_prepared) == len(graph.rounds)

@@ -1,36 +1,40 @@
-"""Finish a lazily loaded trace in idle time, a few milliseconds at a time.
+"""Work done in idle time, a few milliseconds at a time: finishing a lazily loaded
+trace, then preparing the shown graph's fusion steps.
 
 The window opens a trace with ``load_trace(lazy=True)``: the graph is on screen
 before the nodes' reads/writes/origins and the rounds' ledgers are built (each is
-built anyway the moment a pane reads it). ``TraceCompleter`` then builds the rest in
-slices of ``SLICE_S`` between events, so stepping and panning stay fluid, shows its
-progress in the status bar, and reports a malformed part as soon as it meets it.
+built anyway the moment a pane reads it). ``IdleWork`` runs such work, a generator,
+in slices of ``SLICE_S`` between events, so stepping and panning stay fluid; it
+reports progress, the end, or the TraceError of a malformed part as soon as met.
 """
 
 from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Iterator
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from fusionviz.model import lazy
 from fusionviz.model.trace_io import TraceError
 
 SLICE_S = 0.008  # work per event-loop turn: well inside a 16 ms frame
 START_MS = 100  # let the first frames (and a first click) go first
 
 
-class TraceCompleter(QObject):
+class IdleWork(QObject):
+    """Runs one generator at a time between events; it yields (done, total) or None."""
+
     sig_progress = Signal(int, int)
-    """(objects done, objects in all) while it works."""
+    """(done, total) while it works, when the generator says."""
     sig_done = Signal()
     sig_failed = Signal(str)
-    """A part of the trace is malformed: the message names it."""
+    """The generator raised TraceError: a part of the trace is malformed."""
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, *, pause_gc: bool = False) -> None:
         super().__init__(parent)
-        self._steps = None
+        self._steps: Iterator | None = None
+        self._pause_gc = pause_gc  # no cyclic GC while it allocates a trace's objects
         self._gc_was_enabled = True
         self._timer = QTimer(self)
         self._timer.setInterval(0)
@@ -43,20 +47,17 @@ class TraceCompleter(QObject):
     def running(self) -> bool:
         return self._steps is not None
 
-    def start(self, trace, delay_ms: int = START_MS) -> None:
-        """Complete ``trace`` from ``delay_ms`` on (stops any earlier run)."""
+    def start(self, steps: Iterator, delay_ms: int = START_MS) -> None:
+        """Run ``steps`` from ``delay_ms`` on (stops any earlier run)."""
         self.stop()
-        if not lazy.pending_fields(trace):
-            return
-        self._steps = lazy.complete(trace)
-        # No cyclic GC while the trace's objects are made (a collection would walk
-        # them, and they are never garbage); they are frozen when done, like the rest.
-        self._gc_was_enabled = gc.isenabled()
-        gc.disable()
+        self._steps = iter(steps)
+        if self._pause_gc:
+            self._gc_was_enabled = gc.isenabled()
+            gc.disable()
         self._delay.start(delay_ms)
 
     def finish(self) -> None:
-        """Complete now, without waiting for idle time (raises nothing; see signals)."""
+        """Do the rest now, without waiting for idle time (results go to the signals)."""
         if self.running:
             self._delay.stop()
             self._work(budget=float("inf"))
@@ -66,17 +67,18 @@ class TraceCompleter(QObject):
         self._timer.stop()
         if self._steps is not None:
             self._steps = None
-            if self._gc_was_enabled:
+            if self._pause_gc and self._gc_was_enabled:
                 gc.enable()
 
     def _work(self, budget: float = SLICE_S) -> None:
         end = time.perf_counter() + budget
-        done = total = 0
+        progress = None
         try:
             while time.perf_counter() < end:
-                done, total = next(self._steps)
+                progress = next(self._steps)
         except StopIteration:
-            gc.freeze()
+            if self._pause_gc:
+                gc.freeze()  # what was built is long-lived: later collections skip it
             self.stop()
             self.sig_done.emit()
             return
@@ -84,4 +86,5 @@ class TraceCompleter(QObject):
             self.stop()
             self.sig_failed.emit(str(e))
             return
-        self.sig_progress.emit(done, total)
+        if progress is not None:
+            self.sig_progress.emit(*progress)
