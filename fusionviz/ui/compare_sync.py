@@ -26,18 +26,34 @@ class ViewSync(QObject):
         super().__init__(parent)
         self.views = (a, b)
         self._busy = False  # a write we mirror must not bounce back
+        # (graph, graph) -> node mapping, per direction, for the graphs shown: each
+        # selection maps through it, and computing it walks both graphs.
+        self._mappings: dict[tuple[int, int], tuple[object, object, dict[str, str]]] = {}
         for src, dst in ((a, b), (b, a)):
             s = src.state
             s.sig_graph_changed.connect(lambda i, d=dst: self._mirror(self._graph, d, i))
             s.sig_step_changed.connect(lambda k, d=dst: self._mirror(self._step, d, k))
             s.sig_selection_changed.connect(
-                lambda s=s, d=dst: self._mirror(self._selection, d, _mapped(s, d.state)))
+                lambda s=s, d=dst: self._mirror(self._selection, d, self._mapped(s, d.state)))
             s.sig_kernel_changed.connect(
                 lambda _n, v=src, d=dst: self._mirror(self._kernel, d, v))
             s.sig_pair_changed.connect(lambda s=s, d=dst: self._mirror(self._pair, d, s.pair))
             for signal in (src.sig_zoomed, src.horizontalScrollBar().valueChanged,
                            src.verticalScrollBar().valueChanged):
                 signal.connect(lambda *_a, v=src, d=dst: self._follow(v, d))
+
+    def _mapped(self, src, dst) -> tuple[str, ...]:
+        """``src``'s selected nodes as named in ``dst``'s graph."""
+        a, b = src.graph, dst.graph
+        if a is None or b is None:
+            return src.selected_nodes
+        hit = self._mappings.get((id(a), id(b)))
+        if hit is None or hit[0] is not a or hit[1] is not b:
+            if len(self._mappings) >= 8:
+                self._mappings.clear()
+            hit = self._mappings[id(a), id(b)] = (a, b, node_mapping(a, b))
+        mapping = hit[2]
+        return tuple(dict.fromkeys(mapping[n] for n in src.selected_nodes if n in mapping))
 
     @contextmanager
     def paused(self):
@@ -93,14 +109,6 @@ class ViewSync(QObject):
         known = dst.paint_data.index if dst.paint_data is not None else {}
         whole = pair is not None and all(n in known for group in pair for n in group)
         dst.state.highlight_pair(pair if whole else None)
-
-
-def _mapped(src, dst) -> tuple[str, ...]:
-    """``src``'s selected nodes as named in ``dst``'s graph."""
-    if src.graph is None or dst.graph is None:
-        return src.selected_nodes
-    mapping = node_mapping(src.graph, dst.graph)
-    return tuple(dict.fromkeys(mapping[n] for n in src.selected_nodes if n in mapping))
 
 
 def matching_kernel(src: GraphView, dst: GraphView) -> str:

@@ -112,7 +112,13 @@ def test_sweep_chart_has_one_point_per_variant_and_picks_b(qtbot):
     assert window.pane_b.state.trace is window.variants[4].trace
 
 
-def test_selection_step_and_graph_stay_in_sync(qtbot, synthetic_folder):
+def test_selection_step_and_graph_stay_in_sync(qtbot, synthetic_folder, monkeypatch):
+    from fusionviz.ui import compare_sync
+
+    mappings = []
+    node_mapping = compare_sync.node_mapping
+    monkeypatch.setattr(compare_sync, "node_mapping",
+                        lambda x, y: mappings.append((x, y)) or node_mapping(x, y))
     window = open_window(qtbot, synthetic_folder)
     a, b = window.pane_a, window.pane_b
     a.view.click_node("op7")
@@ -121,6 +127,7 @@ def test_selection_step_and_graph_stay_in_sync(qtbot, synthetic_folder):
     assert b.state.selected_nodes == ("op7", "op12")
     b.view.click_node("op3")  # either side drives the other
     assert a.state.selected_nodes == ("op3",)
+    assert len(mappings) == 2  # one mapping per direction, not one per click
     assert set(a.view._kernel_nodes()) >= {"op3"} and set(b.view._kernel_nodes()) >= {"op3"}
     a.stepper.go_first()
     assert b.state.step == 0
