@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QSize, Qt
 from PySide6.QtGui import QColor, QPalette, QStaticText
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
@@ -34,6 +34,13 @@ class StaticTextDelegate(QStyledItemDelegate):
 
     def clear(self) -> None:
         self._texts.clear()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802
+        """Room for the text and the padding ``paint`` leaves (fitting columns use it)."""
+        _, text, _, _ = index.model().cell_look(index.row(), index.column())
+        hint = super().sizeHint(option, index)
+        width = option.fontMetrics.horizontalAdvance(text.replace("\n", " ")) + 2 * _PAD + 2
+        return QSize(max(width, 1), hint.height())
 
     def paint(self, painter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         owner, text, right, color = index.model().cell_look(index.row(), index.column())
