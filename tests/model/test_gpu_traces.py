@@ -114,8 +114,12 @@ def test_max_autotune_records_template_epilogue_decisions():
     timed = [c for c in cands if c.benchmark and c.benchmark.kernels]
     assert timed and all(k.role.startswith("fused choice") and k.ms for c in timed
                          for k in c.benchmark.kernels)
-    notes = [g.timing.note for g in trace.graphs if g.timing and g.timing.note]
-    assert all("eager run of the graph failed" in n for n in notes)  # said, not hidden
+    # The backward graph's post-grad pass turned a@b + c@d into Inductor's mm_plus_mm
+    # lowering call; the eager baseline runs the aten ops it replaced.
+    assert any(k.name.startswith("extern_kernels._mm_plus_mm") for k in trace.graphs[1].kernels)
+    for g in trace.graphs:
+        assert g.timing.eager_ms > 0 and not g.timing.note
+        assert g.timing.max_abs_diff is not None and g.timing.max_abs_diff < 1e-2
 
 
 @pytest.mark.parametrize("path", GPU, ids=[p.name for p in GPU])

@@ -13,6 +13,7 @@ from collections import defaultdict
 
 import torch
 
+from fusionviz.model.capture.eager import eager_graph
 from fusionviz.model.capture.kernels import KernelRecord
 from fusionviz.model.trace import Timing
 
@@ -166,9 +167,11 @@ def measure(module, call, inputs, gm, records, device: str) -> Timing:
     eager = diff = None
     if gm is not None:
         try:
+            runnable = eager_graph(gm)  # lowering-pattern calls put back as aten ops
             with torch.no_grad():
-                eager, _ = clock.repeat(lambda: gm(*inputs))
-                diff = max_abs_diff(call(list(clone_inputs(inputs))), gm(*clone_inputs(inputs)))
+                eager, _ = clock.repeat(lambda: runnable(*inputs))
+                diff = max_abs_diff(call(list(clone_inputs(inputs))),
+                                    runnable(*clone_inputs(inputs)))
         except Exception as e:  # noqa: BLE001
             notes.append(f"eager run of the graph failed: {type(e).__name__}: {e}")
     method = "cuda events around each launch" if clock.cuda else "perf_counter around each call"
