@@ -41,7 +41,7 @@ class GraphPaint:
         self.kernel_color = colors_by_node
         self.kernel_color_idx = np.fromiter((slot[c] for c in colors_by_node), int,
                                             len(colors_by_node))
-        self.edges = [tuple(e) for e in np.asarray(lay.edges, int).reshape(-1, 2).tolist()]
+        self.edges = list(lay.edges)  # (src index, dst index) pairs
         self.edge_paths = list(lay.edge_paths)  # float arrays of (x, y) points
         self.edge_lo, self.edge_hi = _path_bounds(self.edge_paths)
         left, top = (self.x - self.w / 2).tolist(), (self.y - self.h / 2).tolist()
