@@ -92,3 +92,21 @@ def pending_fields(trace) -> int:
     return sum(is_pending(obj, name)
                for graph in trace.graphs for part in (graph.rounds, graph.nodes)
                for obj in part for name in type(obj).__lazy_fields__)
+
+
+class Part:
+    """Where a lazy field's JSON lies in a trace file's part lines (see ``trace_parts``):
+    the store that parses a line on first use, the line, and the path inside it."""
+
+    __slots__ = ("store", "line", "path")
+
+    def __init__(self, store, line: int, path: tuple[int, ...] = ()) -> None:
+        self.store = store
+        self.line = line
+        self.path = path
+
+    def value(self) -> object:
+        value = self.store.parsed(self.line)
+        for k in self.path:
+            value = value[k]
+        return value

@@ -11,7 +11,13 @@ from collections.abc import Callable
 
 from fusionviz.model.trace import VERSION
 
-STEPS: dict[int, Callable[[dict], dict]] = {}
+
+def _same_data(data: dict) -> dict:
+    """1 -> 2: the file became JSON Lines (``trace_parts``); the data is unchanged."""
+    return data
+
+
+STEPS: dict[int, Callable[[dict], dict]] = {1: _same_data}
 
 
 def upgrade(data: dict, version: int) -> dict:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from fusionviz.model.lazy import lazy_fields
 
 FORMAT = "fusionviz-trace"
-VERSION = 1
+VERSION = 2  # 2: JSON Lines, the bulk in part lines after the core (trace_parts)
 
 Group = tuple[str, ...]
 

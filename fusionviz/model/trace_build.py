@@ -18,7 +18,7 @@ import typing
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from fusionviz.model.lazy import Pending
+from fusionviz.model.lazy import Part, Pending
 from fusionviz.model.trace import Trace
 
 
@@ -221,9 +221,10 @@ def _field_code(tp: object, target: str, conv: str, env: dict, owned: bool,
 def _pending_code(tp: object, target: str, conv: str, env: dict) -> list[str]:
     """Lines leaving a lazy field's JSON list ``x`` unbuilt (empty lists become ``()``)."""
     env[conv] = _lazy_builder(tp)
-    env["Pending"] = Pending
-    return ["if type(x) is not list: raise _Unusual",
-            f"{target} = Pending(x, {conv}) if x else ()"]
+    env["Pending"], env["Part"] = Pending, Part
+    return ["if type(x) is Part: " + f"{target} = Pending(x, {conv})",
+            "elif type(x) is not list: raise _Unusual",
+            f"else: {target} = Pending(x, {conv}) if x else ()"]
 
 
 def _lazy_builder(tp: object):
@@ -235,6 +236,8 @@ def _lazy_builder(tp: object):
     fast = _converter(tp, owned=False)
 
     def build(raw, owner, name):
+        if raw.__class__ is Part:  # still in the file's part lines: parse that line
+            raw = raw.value()
         interning = not _SHARED  # inside a load, the load clears the shared tuples
         try:
             return fast(raw)

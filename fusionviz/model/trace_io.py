@@ -1,8 +1,10 @@
-"""Read and write traces: JSON (optionally gzip), versioned, atomic, never pickle.
+"""Read and write traces: JSON Lines (optionally gzip), versioned, atomic, never pickle.
 
-``load_trace`` checks the format name and version, upgrades old versions through
-``migrations``, and builds the frozen dataclasses of ``trace`` field by field, so a
-malformed file fails with a message that names the file and the bad field.
+``save_trace`` writes the core of a trace on one line and its bulk on part lines
+(``trace_parts``). ``load_trace`` checks the format name and version, upgrades old
+versions through ``migrations``, and builds the frozen dataclasses of ``trace`` field
+by field (``trace_build``), so a malformed file fails with a message that names the
+file and the bad field; with ``lazy`` it parses and builds the bulk only when read.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from fusionviz.model import migrations
+from fusionviz.model import migrations, trace_parts
 from fusionviz.model.trace import FORMAT, VERSION, Trace
 from fusionviz.model.trace_build import LoadReport, TraceError, build_trace, gc_paused
 
@@ -31,7 +33,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 def save_trace(trace: Trace, path: str | os.PathLike) -> None:
     """Write ``trace`` atomically (temp file + rename); ``.gz`` paths are gzipped."""
     path = Path(path)
-    data = json.dumps(to_dict(trace), separators=(",", ":")).encode()
+    data = trace_parts.encode(to_dict(trace), trace_parts.dumps_stdlib)
     if path.suffix == ".gz":
         data = gzip.compress(data, compresslevel=6, mtime=0)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -115,20 +117,31 @@ def load_trace(
     with gc_paused():
         try:
             raw = _read_bytes(path, max_bytes)
-            data = _parse(raw)
         except TraceError:
             raise
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
             raise TraceError(f"{path}: cannot read the file: {e}") from e
+        try:
+            data, parts = trace_parts.split(raw, _parse)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise TraceError(f"{path}: not a fusionviz trace (invalid JSON: {e})") from e
+        except TraceError as e:
+            raise TraceError(f"{path}: {e}") from e
         try:
+            if parts is not None:
+                parts.attach(data, lazy)
             # The parsed JSON is ours: the fast builder may consume it in place (and
             # when it gives up half-way, the careful builder starts from a fresh parse).
-            return _from_dict(data, strict, report, reparse=lambda: json.loads(raw),
+            return _from_dict(data, strict, report, reparse=lambda: _parse_all(raw),
                               lazy=lazy)
         except TraceError as e:
             raise TraceError(f"{path}: {e}") from e
+
+
+def _parse_all(raw: bytes) -> object:
+    """The whole trace as one JSON value, parts in place, by the reference parser."""
+    data, parts = trace_parts.split(raw, json.loads)
+    return data if parts is None else parts.attach(data, lazy=False)
 
 
 def _parse(raw: bytes):

@@ -38,7 +38,7 @@ def test_every_committed_trace_loads_and_round_trips(path, tmp_path):
 
 def test_version_1_fixture_still_loads():
     trace = load_trace(DATA / "v1_cpu_mlp_block.json.gz", strict=True)
-    assert trace.version == 1 and [g.kind for g in trace.graphs] == ["forward", "backward"]
+    assert trace.version == VERSION == 2 and [g.kind for g in trace.graphs] == ["forward", "backward"]
 
 
 def _write(tmp_path, data, name="bad.json") -> Path:

@@ -1,0 +1,103 @@
+"""The JSON Lines file layout: a core line, then the bulk in part lines parsed on use."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+
+import pytest
+
+from fusionviz.model import lazy
+from fusionviz.model.synthetic import synthetic_trace
+from fusionviz.model.trace_io import TraceError, load_trace, save_trace, to_dict
+from fusionviz.model.trace_parts import CHUNK, NODE_PARTS, ROUND_PARTS
+
+TRACE = synthetic_trace(2 * CHUNK + 300, seed=6, rounds=3)
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory):
+    p = tmp_path_factory.mktemp("parts") / "t.json"  # plain text, to edit lines
+    save_trace(TRACE, p)
+    return p
+
+
+def _lines(path) -> list[bytes]:
+    return path.read_bytes().splitlines()
+
+
+def test_the_file_is_a_core_line_then_the_bulk_in_part_lines(path):
+    lines = _lines(path)
+    graph = TRACE.graphs[0]
+    n_node_lines = math.ceil(len(graph.nodes) / CHUNK)
+    assert len(lines) == 1 + n_node_lines + len(ROUND_PARTS) * len(graph.rounds)
+    core = json.loads(lines[0])
+    assert core["version"] == 2 and core["parts"] == {"chunk": CHUNK, "lines": len(lines) - 1}
+    node = core["graphs"][0]["nodes"][0]
+    assert node["name"] == graph.nodes[0].name and not set(NODE_PARTS) & set(node)
+    assert not set(ROUND_PARTS) & set(core["graphs"][0]["rounds"][0])
+    assert len(lines[0]) < sum(map(len, lines)) / 2  # the core is the small part
+    details = json.loads(lines[1])
+    assert len(details) == CHUNK and details[0][0] == to_dict(graph.nodes[0])["reads"]
+
+
+def test_eager_and_lazy_loads_give_the_trace_that_was_saved(path):
+    assert load_trace(path) == TRACE
+    trace = load_trace(path, lazy=True)
+    assert trace == TRACE and lazy.pending_fields(trace) == 0  # equality read them all
+
+
+def test_a_lazy_load_parses_a_part_line_when_a_field_in_it_is_read(path):
+    trace = load_trace(path, lazy=True)
+    graph = trace.graphs[0]
+    store = graph.nodes[0].__dict__["reads"].raw.store
+    assert store._parsed == {}  # only the core line was parsed
+    node = graph.nodes[CHUNK + 5]  # in the second line of details
+    assert node.origins == TRACE.graphs[0].nodes[CHUNK + 5].origins
+    assert set(store._parsed) == {1}
+    assert graph.rounds[1].candidates == TRACE.graphs[0].rounds[1].candidates
+    assert len(store._parsed) == 2
+
+
+def test_single_json_documents_still_load(tmp_path):
+    data = to_dict(TRACE)
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(data, indent=2))  # its first line is "{"
+    compact = tmp_path / "compact.json.gz"
+    compact.write_bytes(gzip.compress(json.dumps(data).encode()))
+    for p in (pretty, compact):
+        assert load_trace(p) == TRACE and load_trace(p, lazy=True) == TRACE
+
+
+def test_a_file_cut_short_is_refused_with_what_is_missing(path, tmp_path):
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(b"\n".join(_lines(path)[:-2]) + b"\n")
+    for lazy_load in (False, True):
+        with pytest.raises(TraceError, match=r"cut\.json: the file's parts are incomplete"):
+            load_trace(cut, lazy=lazy_load)
+
+
+def test_a_broken_part_line_is_named_when_it_is_read(path, tmp_path):
+    lines = _lines(path)
+    lines[2] = lines[2][: len(lines[2]) // 2]  # the second half of details chunk 2 lost
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(TraceError, match=r"bad\.json: part line 3 of the file is not JSON"):
+        load_trace(bad)
+    trace = load_trace(bad, lazy=True)  # opens: the core is whole
+    assert trace.graphs[0].nodes[0].reads  # the first chunk is fine
+    with pytest.raises(TraceError, match="part line 3 of the file is not JSON"):
+        trace.graphs[0].nodes[CHUNK].reads  # noqa: B018 (the read is the test)
+    with pytest.raises(TraceError, match="part line 3"):
+        list(lazy.complete(trace))
+
+
+def test_parts_that_do_not_match_the_graphs_are_refused(path, tmp_path):
+    lines = _lines(path)
+    core = json.loads(lines[0])
+    core["graphs"][0]["rounds"].pop()  # one round fewer than the part lines hold
+    odd = tmp_path / "odd.json"
+    odd.write_bytes(b"\n".join([json.dumps(core).encode(), *lines[1:]]) + b"\n")
+    with pytest.raises(TraceError, match="parts do not match its graphs"):
+        load_trace(odd)
