@@ -259,6 +259,9 @@ class LedgerPane(QWidget):
         rows = filter_rows(self.all_rows, outcome=None if outcome == "all" else outcome,
                            reason=self.reason.text().strip() or None)
         columns = self.model.columns
+        # New rows (another round or filter): no row stays selected (the model swaps
+        # rows in place, which would keep the old selection on unrelated rows).
+        self.table.selectionModel().clear()
         self.model.set_rows(list(rows))
         if self.model.columns != columns:  # fit widths once per column set, not per step
             self._fit_columns()

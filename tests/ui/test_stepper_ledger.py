@@ -145,3 +145,12 @@ def test_stepping_keeps_the_ledger_and_stepper_geometry_still(ledger, state, qtb
         assert stepper.label.width() == label_width
     state.set_step(0)
     assert ledger.shown_rows == [] and ledger.model.columnCount() == len(columns)
+
+
+def test_a_selected_row_does_not_carry_over_to_another_round(ledger, state):
+    state.set_step(1)
+    ledger.select_row(2)
+    assert [i.row() for i in ledger.table.selectionModel().selectedRows()] == [2]
+    state.set_step(2)
+    assert ledger.table.selectionModel().selectedRows() == []
+    assert not ledger.table.currentIndex().isValid()
