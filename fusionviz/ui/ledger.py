@@ -176,7 +176,8 @@ class LedgerPane(QWidget):
         self.model = LedgerModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
-        self.table.setItemDelegate(StaticTextDelegate(self.table))
+        self.cells = StaticTextDelegate(self.table)
+        self.table.setItemDelegate(self.cells)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
@@ -210,6 +211,7 @@ class LedgerPane(QWidget):
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._on_context_menu)
         state.sig_trace_changed.connect(self._rows_cache.clear)
+        state.sig_trace_changed.connect(self.cells.clear)  # texts of the old trace's rows
         state.sig_trace_changed.connect(self._widths.clear)
         state.sig_graph_changed.connect(self._reload)
         state.sig_step_changed.connect(self._reload)
