@@ -106,7 +106,4 @@ class Part:
         self.path = path
 
     def value(self) -> object:
-        value = self.store.parsed(self.line)
-        for k in self.path:
-            value = value[k]
-        return value
+        return self.store.get(self.line, self.path)

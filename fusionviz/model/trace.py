@@ -280,4 +280,4 @@ class Trace:
 
 # The bulk of a big trace, built on first read when loaded with ``lazy=True``.
 lazy_fields(Node, "reads", "writes", "origins")
-lazy_fields(Round, "groups_before", "groups_after", "candidates", "verdicts")
+lazy_fields(Round, "candidates", "verdicts")

@@ -34,21 +34,21 @@ class LoadReport:
 
 
 def build_trace(data: dict, *, owned: bool, lazy: bool, strict: bool,
-                report: LoadReport | None, reparse=None) -> Trace:
+                report: LoadReport | None, reparse=None,
+                shared: dict | None = None) -> Trace:
     """A Trace from upgraded JSON ``data``; TraceError names a bad field.
 
     ``owned``: ``data`` may be consumed in place; then ``reparse`` returns a fresh copy
-    for the careful builder when the fast one gives up half-way.
+    for the careful builder when the fast one gives up half-way. ``shared``: the table
+    of equal name tuples to share, kept for the lazily built parts of the same file.
     """
-    with gc_paused():
+    with gc_paused(), _interning({} if shared is None else shared):
         try:
             return _converter(Trace, owned, lazy)(data)
         except _Unusual:
             if reparse is not None:
                 data = reparse()
             return _build(Trace, data, "trace", strict, report or LoadReport())
-        finally:
-            _SHARED.clear()
 
 
 @contextmanager
@@ -124,6 +124,17 @@ def _tuple_converter(item: object, owned: bool, lazy: bool):
 # next round's and in its candidates, so a big trace holds a fifth as many tuples (less
 # memory, and fewer objects for every later garbage collection to walk).
 _SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+@contextmanager
+def _interning(table: dict):
+    """Share equal tuples through ``table`` while building (``_SHARED`` is it)."""
+    global _SHARED
+    saved, _SHARED = _SHARED, table
+    try:
+        yield
+    finally:
+        _SHARED = saved
 
 
 def _strings(v):
@@ -236,17 +247,16 @@ def _lazy_builder(tp: object):
     fast = _converter(tp, owned=False)
 
     def build(raw, owner, name):
+        table = {}
         if raw.__class__ is Part:  # still in the file's part lines: parse that line
+            table = raw.store.shared  # and share tuples with the rest of the file
             raw = raw.value()
-        interning = not _SHARED  # inside a load, the load clears the shared tuples
-        try:
-            return fast(raw)
-        except _Unusual:
-            where = f"{type(owner).__name__} {_label(owner)}.{name}"
-            return _build(tp, raw, where, False, LoadReport())
-        finally:
-            if interning:
-                _SHARED.clear()
+        with _interning(table):
+            try:
+                return fast(raw)
+            except _Unusual:
+                where = f"{type(owner).__name__} {_label(owner)}.{name}"
+                return _build(tp, raw, where, False, LoadReport())
 
     return build
 

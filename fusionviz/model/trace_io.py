@@ -107,9 +107,10 @@ def load_trace(
         Refuse files whose JSON is larger than this.
     lazy
         Leave the bulk (nodes' reads, writes and origins; rounds' candidates and
-        verdicts) as JSON, built on first read (``fusionviz.model.lazy``): a big trace
-        opens in about half the time. A malformed part then raises TraceError when it
-        is read, or from ``lazy.complete``.
+        verdicts) unparsed and unbuilt until first read (``fusionviz.model.lazy``): a
+        big trace opens in about half the time. A malformed part then raises
+        TraceError when it is read, or from ``lazy.complete``. Ignored with ``strict``
+        or ``report``, which are about the whole file.
     """
     path = Path(path)
     # One pause for parse and build: a collection in between would walk the whole
@@ -128,12 +129,14 @@ def load_trace(
         except TraceError as e:
             raise TraceError(f"{path}: {e}") from e
         try:
+            if strict or report is not None:
+                lazy = False  # what is checked or reported is the whole file, now
             if parts is not None:
                 parts.attach(data, lazy)
             # The parsed JSON is ours: the fast builder may consume it in place (and
             # when it gives up half-way, the careful builder starts from a fresh parse).
             return _from_dict(data, strict, report, reparse=lambda: _parse_all(raw),
-                              lazy=lazy)
+                              lazy=lazy, shared=parts.shared if parts and lazy else None)
         except TraceError as e:
             raise TraceError(f"{path}: {e}") from e
 
@@ -168,7 +171,7 @@ def trace_from_dict(
 
 
 def _from_dict(data: object, strict: bool, report: LoadReport | None, reparse,
-               lazy: bool = False) -> Trace:
+               lazy: bool = False, shared: dict | None = None) -> Trace:
     """``trace_from_dict``; ``reparse`` (when given) returns a fresh copy of ``data``
     and lets the fast builder consume ``data`` in place."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -184,7 +187,7 @@ def _from_dict(data: object, strict: bool, report: LoadReport | None, reparse,
     data = migrations.upgrade(data, version)
     fresh = None if reparse is None else (lambda: migrations.upgrade(reparse(), version))
     return build_trace(data, owned=reparse is not None, lazy=lazy, strict=strict,
-                       report=report, reparse=fresh)
+                       report=report, reparse=fresh, shared=shared)
 
 
 def _gunzip(path: Path, data: bytes, max_bytes: int) -> bytes:

@@ -1,8 +1,7 @@
 """The file layout of a trace: one JSON line for the core, then one per bulky part.
 
 A trace file (version 2 on) is JSON Lines. Line 1 is the trace without its bulk:
-nodes without reads/writes/origins, rounds without their groups, candidates and
-verdicts. Then, graph by graph, the nodes' details in lines of ``chunk`` nodes (each a
+nodes without reads/writes/origins, rounds without their candidates and verdicts. Then, graph by graph, the nodes' details in lines of ``chunk`` nodes (each a
 list of ``[reads, writes, origins]``), and for every round one line per field of
 ``ROUND_PARTS``. A lazy load parses line 1 only (a third of a big trace's bytes) and
 each other line when a field in it is first read; an eager load puts every part back
@@ -18,7 +17,7 @@ from fusionviz.model.lazy import Part
 from fusionviz.model.trace_build import TraceError
 
 NODE_PARTS = ("reads", "writes", "origins")
-ROUND_PARTS = ("groups_before", "groups_after", "candidates", "verdicts")
+ROUND_PARTS = ("candidates", "verdicts")  # groups stay in the core: every step reads them
 CHUNK = 1000  # nodes per line of details: each line parses in a few milliseconds
 
 
@@ -62,16 +61,33 @@ class PartStore:
         self.chunk: int = layout["chunk"]
         self._parse = parse
         self._parsed: dict[int, object] = {}
+        self._uses = [0] * len(lines)  # lazy fields still to read from each line
+        # Equal tuples of names built from this file share one object (see
+        # trace_build._SHARED): the core's and every lazily built part's.
+        self.shared: dict[tuple, tuple] = {}
 
     def parsed(self, line: int) -> object:
-        value = self._parsed.get(line)
-        if value is None:
+        if line not in self._parsed:
             try:
-                value = self._parse(self.lines[line])
+                self._parsed[line] = self._parse(self.lines[line])
             except (ValueError, UnicodeDecodeError) as e:
                 raise TraceError(f"part line {line + 2} of the file is not JSON: {e}") from e
-            self._parsed[line] = value
             self.lines[line] = None  # the text is done with
+        return self._parsed[line]
+
+    def get(self, line: int, path: tuple[int, ...]) -> object:
+        """The value at ``path`` in part ``line`` (for a lazy field: see ``Part``). A
+        line is let go once each of its fields has been read."""
+        value = self.parsed(line)
+        try:
+            for k in path:
+                value = value[k]
+        except (TypeError, IndexError, KeyError) as e:
+            raise TraceError(f"part line {line + 2} of the file does not have the shape of "
+                             f"its part: {e!r}") from e
+        self._uses[line] -= 1
+        if not self._uses[line]:
+            del self._parsed[line]
         return value
 
     def attach(self, core: dict, lazy: bool) -> dict:
@@ -87,10 +103,12 @@ class PartStore:
                         for k, name in enumerate(NODE_PARTS):
                             node[name] = (Part(self, line, (i, k)) if lazy
                                           else chunk[i][k])
+                    self._uses[line] = len(NODE_PARTS) * len(nodes[start:start + self.chunk])
                     line += 1
                 for rnd in graph.get("rounds", ()):
                     for name in ROUND_PARTS:
                         rnd[name] = Part(self, line) if lazy else self.parsed(line)
+                        self._uses[line] = 1
                         line += 1
         except (TypeError, AttributeError, IndexError, KeyError) as e:
             raise TraceError(f"the file's parts do not match its graphs: {e!r}") from e

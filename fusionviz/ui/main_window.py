@@ -132,6 +132,7 @@ class MainWindow(QMainWindow):
         self.completer.sig_done.connect(self._on_completer_done)
         self.completer.sig_failed.connect(self._on_completer_failed)
         self.warmer = IdleWork(self)
+        self._opening = False
         self.env_label = QLabel()
         self.notice_label = QLabel()
         self.progress = RunProgress(self.runner)
@@ -170,6 +171,8 @@ class MainWindow(QMainWindow):
         # laid out, then freeze them so later collections never re-scan them (each scan
         # costs ~0.2-0.8 s at 20k nodes).
         self.completer.stop()
+        self.warmer.stop()
+        self._opening = True  # the steps are prepared after the rest is read
         gc.disable()
         try:
             # The bulk (node details, ledgers) is built on first read and by the
@@ -182,6 +185,7 @@ class MainWindow(QMainWindow):
             return False
         finally:
             gc.enable()
+            self._opening = False
         self.add_recent(path)
         self.completer.start(lazy.complete(trace))
         return True
@@ -196,7 +200,7 @@ class MainWindow(QMainWindow):
 
     def _prepare_steps(self) -> None:
         graph = self.state.graph
-        if graph is not None and not self.completer.running:
+        if graph is not None and not self.completer.running and not self._opening:
             self.warmer.start(self._steps_to_prepare(graph), delay_ms=0)
 
     def _steps_to_prepare(self, graph):

@@ -52,7 +52,7 @@ def test_a_field_is_built_once_on_first_read_and_the_objects_stay_frozen(tmp_pat
 
 def test_the_model_classes_declare_their_lazy_fields():
     assert Node.__lazy_fields__ == {"reads", "writes", "origins"}
-    assert Round.__lazy_fields__ == {"groups_before", "groups_after", "candidates", "verdicts"}
+    assert Round.__lazy_fields__ == {"candidates", "verdicts"}  # every step reads the groups
     # built directly (capture, tests), the classes behave as before
     node = Node(name="op0", type="SchedulerNode", category="pointwise")
     assert node.reads == () and Node(**{**node.__dict__}) == node

@@ -52,12 +52,21 @@ def test_a_lazy_load_parses_a_part_line_when_a_field_in_it_is_read(path):
     trace = load_trace(path, lazy=True)
     graph = trace.graphs[0]
     store = graph.nodes[0].__dict__["reads"].raw.store
-    assert store._parsed == {}  # only the core line was parsed
+    parsed = []
+    parse = store._parse
+    store._parse = lambda text: parsed.append(text) or parse(text)
     node = graph.nodes[CHUNK + 5]  # in the second line of details
     assert node.origins == TRACE.graphs[0].nodes[CHUNK + 5].origins
-    assert set(store._parsed) == {1}
+    assert len(parsed) == 1 and set(store._parsed) == {1}  # kept: its other fields
+    assert graph.nodes[CHUNK + 6].reads and len(parsed) == 1  # same line, parsed once
     assert graph.rounds[1].candidates == TRACE.graphs[0].rounds[1].candidates
-    assert len(store._parsed) == 2
+    assert len(parsed) == 2 and set(store._parsed) == {1}  # a round's line: used once
+    fusion, first = graph.rounds[0].fusions[0], graph.rounds[1].candidates[0]
+    assert any(c.a is fusion.a or c.b is fusion.a for r in graph.rounds
+               for c in r.candidates if c.a == fusion.a or c.b == fusion.a)
+    assert first.a is graph.rounds[1].groups_before[graph.rounds[1].groups_before.index(first.a)]
+    list(lazy.complete(trace))
+    assert store._parsed == {} and all(line is None for line in store.lines)
 
 
 def test_single_json_documents_still_load(tmp_path):
@@ -101,3 +110,22 @@ def test_parts_that_do_not_match_the_graphs_are_refused(path, tmp_path):
     odd.write_bytes(b"\n".join([json.dumps(core).encode(), *lines[1:]]) + b"\n")
     with pytest.raises(TraceError, match="parts do not match its graphs"):
         load_trace(odd)
+
+
+@pytest.mark.parametrize("damaged", [b"[[[],[]]]", b"null", b"{}"])
+def test_a_part_line_of_the_wrong_shape_is_a_trace_error_every_time(path, tmp_path, damaged):
+    lines = _lines(path)
+    lines[1] = damaged  # the first chunk of node details
+    bad = tmp_path / "shape.json"
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(TraceError, match=r"shape\.json: the file's parts do not match"):
+        load_trace(bad)
+    trace = load_trace(bad, lazy=True)
+    for _ in range(2):  # the same error on a second read, not another kind
+        with pytest.raises(TraceError, match="part line 2 of the file does not have the shape"):
+            trace.graphs[0].nodes[1].origins  # noqa: B018 (the read is the test)
+
+
+def test_strict_or_reported_loads_read_the_whole_file(path):
+    assert lazy.pending_fields(load_trace(path, lazy=True, strict=True)) == 0
+    assert lazy.pending_fields(load_trace(path, lazy=True)) > 0

@@ -28,6 +28,7 @@ def test_the_window_shows_a_trace_first_and_builds_the_rest_between_events(windo
     assert window.open_trace(str(big_path))
     trace = window.state.trace
     assert window.completer.running and lazy.pending_fields(trace) > 0
+    assert not window.warmer.running  # the steps are prepared after the rest is read
     assert window.graph_view.paint_data is not None  # on screen already
     qtbot.waitUntil(lambda: not window.completer.running, timeout=20000)
     assert lazy.pending_fields(trace) == 0 and gc.isenabled()

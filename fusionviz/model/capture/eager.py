@@ -24,6 +24,9 @@ def eager_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
         return gm
     patterns = _lowering_patterns()
     graph = torch.fx.Graph()
+    codegen = getattr(gm.graph, "_codegen", None)  # e.g. pytree in/out handling
+    if codegen is not None and hasattr(graph, "set_codegen"):
+        graph.set_codegen(codegen)
     env: dict[torch.fx.Node, torch.fx.Node] = {}
     for node in gm.graph.nodes:
         if not _is_lowering_call(node):
