@@ -3,7 +3,7 @@
 A trace file (version 2 on) is JSON Lines. Line 1 is the trace without its bulk:
 nodes without reads/writes/origins, rounds without their candidates and verdicts. Then, graph by graph, the nodes' details in lines of ``chunk`` nodes (each a
 list of ``[reads, writes, origins]``), and for every round one line per field of
-``ROUND_PARTS``. A lazy load parses line 1 only (a third of a big trace's bytes) and
+``ROUND_PARTS``. A lazy load parses line 1 only (under half of a big trace's bytes) and
 each other line when a field in it is first read; an eager load puts every part back
 in place. A single JSON document (version 1, or a hand-written trace) still loads.
 """
