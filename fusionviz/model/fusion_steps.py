@@ -116,8 +116,9 @@ class Steps(Sequence[Step]):
 
     def _compute(self, k: int) -> Step:
         if k == 0:
-            return _step("before fusion", None, _initial_groups(self._names, self._rounds),
-                         None, ())
+            # No rounds but final groups: the graph is its end state (a kernel graph).
+            label = "final" if self._final and not self._rounds else "before fusion"
+            return _step(label, None, _initial_groups(self._names, self._rounds), None, ())
         prev = self._done[k - 1]
         if k > len(self._rounds):
             return _step("final", None, self._final, prev, ())

@@ -228,8 +228,8 @@ class LedgerPane(QWidget):
         if step is None:
             self.title.setText("No graph loaded.")
         elif rnd is None:
-            self.title.setText(f"<b>{escape(step.label)}</b>: no fusion round here "
-                               "(→ steps to the next round)")
+            hint = " (→ steps to the next round)" if self.state.graph.rounds else ""
+            self.title.setText(f"<b>{escape(step.label)}</b>: no fusion round here{hint}")
         else:
             fused, scans = self._rows_cache[id(rnd)][2]
             text = (f"<b>round {rnd.index}</b>: {len(rnd.candidates)} candidates in score "

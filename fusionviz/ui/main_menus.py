@@ -28,6 +28,8 @@ _ACTIONS = (
     ("&View", "zoom_in", "Zoom &In", "Ctrl+=", "graph_view.zoom_in"),
     ("&View", "zoom_out", "Zoom &Out", "Ctrl+-", "graph_view.zoom_out"),
     ("&View", "find", "&Find Node, Buffer or Op…", "Ctrl+F", "show_find"),
+    ("&View", "kernels_only", "&Kernels Only (one node per final kernel)", "Ctrl+K",
+     "toggle_kernels_only"),
     ("&View", "dark", "&Dark Theme", "Ctrl+Shift+D", "toggle_dark"),
     ("&View", "next_graph", "Next &Graph", "Ctrl+PgDown", "next_graph"),
     ("&View", "prev_graph", "Previous Gr&aph", "Ctrl+PgUp", "previous_graph"),
@@ -74,6 +76,7 @@ def build_menus(window) -> dict[str, QAction]:
         menu.addAction(action)
         window.addAction(action)
         actions[name] = action
+    actions["kernels_only"].setCheckable(True)
     menus["&Experiments"].setToolTipsVisible(True)  # disabled entries say why
     _recent_menu(window, menus["&File"])
     _docks_menu(window, menus["&View"])

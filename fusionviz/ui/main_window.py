@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+from dataclasses import replace
 from html import escape
 
 from PySide6.QtCore import QSettings, Qt
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from fusionviz.model import lazy
+from fusionviz.model.kernel_graph import kernel_graph
 from fusionviz.model.trace_io import TraceError, load_trace
 from fusionviz.ui import export
 from fusionviz.ui.experiment_menu import ExperimentActions
@@ -133,6 +135,7 @@ class MainWindow(QMainWindow):
         self.completer.sig_failed.connect(self._on_completer_failed)
         self.warmer = IdleWork(self)
         self._opening = False
+        self._full_trace = None  # the trace as loaded, while kernels only are shown
         self.env_label = QLabel()
         self.notice_label = QLabel()
         self.progress = RunProgress(self.runner)
@@ -172,6 +175,7 @@ class MainWindow(QMainWindow):
         # costs ~0.2-0.8 s at 20k nodes).
         self.completer.stop()
         self.warmer.stop()
+        self.set_kernels_only(False)
         self._opening = True  # the steps are prepared after the rest is read
         gc.disable()
         try:
@@ -189,6 +193,28 @@ class MainWindow(QMainWindow):
         self.add_recent(path)
         self.completer.start(lazy.complete(trace))
         return True
+
+    # ---- kernels only -------------------------------------------------------------------
+    @property
+    def kernels_only(self) -> bool:
+        return self._full_trace is not None
+
+    def toggle_kernels_only(self) -> None:
+        self.set_kernels_only(not self.kernels_only)
+
+    def set_kernels_only(self, on: bool) -> None:
+        """Show every graph collapsed to its final kernels (or the pre-fusion nodes)."""
+        if on != self.kernels_only and self.state.trace is not None:
+            index, path = self.state.graph_index, self.state.path
+            if on:
+                self._full_trace = self.state.trace
+                shown = replace(self._full_trace, graphs=tuple(
+                    kernel_graph(g) for g in self._full_trace.graphs))
+            else:
+                shown, self._full_trace = self._full_trace, None
+            self.state.set_trace(shown, path)
+            self.state.set_graph(index)
+        self.actions_by_name["kernels_only"].setChecked(self.kernels_only)
 
     def _on_completer_progress(self, done: int, total: int) -> None:
         self.statusBar().showMessage(f"{_COMPLETING} {100 * done // max(total, 1)}%")
@@ -276,6 +302,8 @@ class MainWindow(QMainWindow):
     def _on_trace_changed(self) -> None:
         trace = self.state.trace
         name = os.path.basename(self.state.path) if self.state.path else ""
+        if name and self.kernels_only:
+            name += " (kernels only)"
         self.setWindowTitle(f"fusionviz — {name}" if name else "fusionviz")
         env = trace.env if trace is not None else {}
         parts = [f"{k} {env[k]}" for k in ("torch", "triton") if env.get(k)]

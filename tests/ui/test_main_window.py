@@ -217,3 +217,28 @@ def test_graph_and_ledger_shortcuts(window, tmp_path, qtbot):
     assert window.state.graph_index == n - 1
     window.actions_by_name["filter_ledger"].trigger()
     assert window.ledger.reason.hasFocus()
+
+
+def test_kernels_only_collapses_every_graph_and_back(window, qtbot):
+    path = DATA_DIR / "gpu_mlp_block.json.gz"
+    assert window.open_trace(str(path))
+    full = window.state.trace
+    window.state.set_graph(1)
+    window.state.set_step(2)
+    action = window.actions_by_name["kernels_only"]
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    assert window.kernels_only and action.isChecked()
+    graph = window.state.graph
+    assert window.state.graph_index == 1 and not graph.rounds
+    assert len(graph.nodes) == len(full.graphs[1].final_groups)
+    assert window.stepper.label.text().startswith("final")
+    assert "(kernels only)" in window.windowTitle()
+    fused = max(graph.nodes, key=lambda n: len(n.members))
+    window.graph_view.click_node(fused.name)
+    kernel = next(k for k in graph.kernels if fused.name in k.nodes)
+    assert window.state.kernel == kernel.name  # the kernel pane shows its source
+    window.toggle_kernels_only()
+    assert not window.kernels_only and not action.isChecked()
+    assert window.state.trace is full and window.state.graph_index == 1
+    window.toggle_kernels_only()
+    assert window.open_trace(str(path)) and not window.kernels_only  # a new open: full

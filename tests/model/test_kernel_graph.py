@@ -1,0 +1,50 @@
+"""A graph collapsed to its final kernels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.model.kernel_graph import kernel_graph
+from fusionviz.model.queries import kernel_of_node
+from fusionviz.model.trace_io import load_trace
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+REAL_TRACES = sorted(DATA.glob("*.json.gz"))
+
+
+@pytest.mark.parametrize("path", REAL_TRACES, ids=lambda p: p.name)
+def test_one_node_per_final_group_named_after_its_kernel(path):
+    for graph in load_trace(path).graphs:
+        collapsed = kernel_graph(graph)
+        final = graph.final_groups or graph.rounds[-1].groups_after
+        assert len(collapsed.nodes) == len(final)
+        assert sorted(m for n in collapsed.nodes for m in n.members) == \
+            sorted(n.name for n in graph.nodes)
+        kernel_of = kernel_of_node(graph)
+        names = {n.name for n in collapsed.nodes}
+        for node in collapsed.nodes:
+            kernel = kernel_of.get(node.members[0])
+            assert node.name.split("#")[0] == (kernel.name if kernel else node.members[0])
+        owner = {m: n.name for n in collapsed.nodes for m in n.members}
+        crossing = {(owner[e.src], owner[e.dst]) for e in graph.edges
+                    if owner[e.src] != owner[e.dst]}
+        assert {(e.src, e.dst) for e in collapsed.edges} == crossing
+        for k in collapsed.kernels:  # kernels point at the collapsed nodes
+            assert set(k.nodes) <= names
+        assert collapsed.rounds == () and collapsed.timing == graph.timing
+        (step,) = fusion_steps(collapsed)
+        assert step.label == "final" and len(step.groups) == len(final)
+        assert collapsed.warnings[0].startswith("kernels only:")
+
+
+def test_a_fused_group_takes_its_members_ops_bytes_and_most_telling_category():
+    graph = load_trace(DATA / "gpu_mlp_block.json.gz").graphs[1]
+    collapsed = kernel_graph(graph)
+    big = max(collapsed.nodes, key=lambda n: len(n.members))
+    members = [n for n in graph.nodes if n.name in big.members]
+    assert len(members) > 1 and big.type == f"{len(members)} nodes"
+    assert set(big.ops) <= {op for m in members for op in m.ops}
+    assert big.category == "reduction"  # reductions with pointwise members
