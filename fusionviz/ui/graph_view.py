@@ -7,9 +7,6 @@ searches into ``ViewState`` writes. Zoom: wheel, +/-; pan: drag; fit: F.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-
 import numpy as np
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmapCache
@@ -18,6 +15,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToo
 from fusionviz.model.layout import layout
 from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
 from fusionviz.model.queries import kernel_of_node
+from fusionviz.model.trace_build import gc_paused
 from fusionviz.ui.fusion_stepper import steps_of
 from fusionviz.ui.graph_items import OverlayItem, build_tiles
 from fusionviz.ui.graph_minimap import MiniMap
@@ -91,7 +89,10 @@ class GraphView(QGraphicsView):
         self._hits, self._hit_pos, self._hover = [], -1, -1
         graph = self.state.graph
         if graph is not None:
-            with _gc_paused():
+            # Building a big scene allocates ~10^5 small objects, none cyclic, while
+            # the trace holds ~10^6 more that each automatic collection would rescan
+            # (0.5 s of a 20k-node open).
+            with gc_paused():
                 self._build(graph)
         self.minimap.set_paint(self.paint_data)
         self.fit()
@@ -363,17 +364,3 @@ class GraphView(QGraphicsView):
         finally:
             for item, mode in cached:
                 item.setCacheMode(mode)
-
-
-@contextmanager
-def _gc_paused():
-    """Building a big scene allocates ~10^5 small objects while a loaded trace holds
-    ~10^6 more: each automatic gen-2 collection rescans all of them (measured: 0.5 s of
-    a 20k-node open). Nothing built here forms cycles, so collect afterwards instead."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
