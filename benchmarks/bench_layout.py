@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from fusionviz.model.layout import Layout, count_crossings, layout
+from fusionviz.model.layout.sugiyama import Layout, count_crossings, layout
 from fusionviz.model.synthetic import synthetic_trace
 
 

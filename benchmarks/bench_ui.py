@@ -19,14 +19,14 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QSettings  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
 
-from fusionviz.model.synthetic import synthetic_trace  # noqa: E402
-from fusionviz.model.trace_io import save_trace  # noqa: E402
-from fusionviz.ui.graph_view import GraphView  # noqa: E402
-from fusionviz.ui.main_window import MainWindow  # noqa: E402
-from fusionviz.ui.view_state import ViewState  # noqa: E402
+from fusionviz.model.synthetic import synthetic_trace
+from fusionviz.model.tracefile.io import save_trace
+from fusionviz.ui.graph.view import GraphView
+from fusionviz.ui.main_window import MainWindow
+from fusionviz.ui.view_state import ViewState
 
 VIEW_SIZE = (1200, 800)
 WINDOW_SIZE = (1500, 950)  # the main window's first-run size

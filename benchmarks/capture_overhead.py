@@ -9,6 +9,7 @@ alternating plain and captured compiles so drift hits both alike. Target: ≤ 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import runpy
 import statistics
 import tempfile
@@ -46,7 +47,7 @@ def compile_once(fn, args, step, capture: bool) -> float:
     with fresh_inductor_cache(), torch._inductor.config.patch(force_disable_caches=True):
         compiled = torch.compile(fn)
         with tempfile.TemporaryDirectory() as d:
-            ctx = capturing(str(Path(d) / "t.json")) if capture else _null()
+            ctx = capturing(str(Path(d) / "t.json")) if capture else contextlib.nullcontext()
             with ctx:
                 t0 = time.perf_counter()
                 if step:
@@ -56,14 +57,6 @@ def compile_once(fn, args, step, capture: bool) -> float:
                 if torch.cuda.is_available():
                     torch.cuda.synchronize()
                 return time.perf_counter() - t0
-
-
-class _null:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Runtime twin of the import contracts, and the package as a plain install ships it."""
+"""Runtime twin of the import contracts, the package as a plain install ships it, and\nthe size of its folders."""
 
 import subprocess
 import sys
@@ -46,10 +46,12 @@ def test_wheel_ships_examples_and_finds_them(tmp_path):
     wheel = next(tmp_path.glob("fusionviz-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "fusionviz/assets/examples/mlp_block.py" in names
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "fusionviz").rglob("*.py")}
+    assert modules and modules <= set(names), sorted(modules - set(names))
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     code = (
-        "import fusionviz.model.runner as r, pathlib, sys; "
+        "import fusionviz.model.run.runner as r, pathlib, sys; "
         "p = pathlib.Path(r.default_example()); "
         f"assert str(p).startswith({str(site)!r}), p; assert p.read_text().startswith('\"\"\"'); "
         "print(sorted(r.examples()))"
@@ -59,3 +61,10 @@ def test_wheel_ships_examples_and_finds_them(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "graph_break" in out.stdout and "hub_branches" in out.stdout
 
+
+
+@pytest.mark.parametrize("package", ["fusionviz/model", "fusionviz/ui"])
+def test_a_package_folder_holds_at_most_15_modules(package):
+    """Past that a folder is a subpackage in all but name: group by concern instead."""
+    modules = sorted(p.name for p in (ROOT / package).glob("*.py") if p.name != "__init__.py")
+    assert len(modules) <= 15, modules

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fusionviz.__main__ import _capture_parser, _split_dashes, main
+from fusionviz.cli.main import _capture_parser, _split_dashes, main
 
 ROOT = Path(__file__).parents[1]
 DATA = ROOT / "tests" / "data"

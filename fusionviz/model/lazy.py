@@ -95,7 +95,7 @@ def pending_fields(trace) -> int:
 
 
 class Part:
-    """Where a lazy field's JSON lies in a trace file's part lines (see ``trace_parts``):
+    """Where a lazy field's JSON lies in a trace file's part lines (see ``tracefile.parts``):
     the store that parses a line on first use, the line, and the path inside it."""
 
     __slots__ = ("store", "line", "path")

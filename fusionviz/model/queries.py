@@ -2,8 +2,7 @@
 
 Everything here is a pure function of the frozen trace objects, so the answers are
 the same in the desktop app, in exports and in tests. The round ledger as table rows
-(``ledger_rows``, ``filter_rows``, CSV/Markdown) lives in ``ledger_table`` and is
-re-exported here, so callers import every query from one place.
+(``ledger_rows``, ``filter_rows``, CSV/Markdown) lives in ``report.ledger_table``.
 """
 
 from __future__ import annotations
@@ -11,12 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusionviz.model.fusion_steps import fusion_steps
-from fusionviz.model.ledger_table import (  # noqa: F401 (re-exported)
-    filter_rows,
-    ledger_rows,
-    rows_to_csv,
-    rows_to_markdown,
-)
 from fusionviz.model.trace import Benchmark, Graph, Group, Kernel, Node, Reason, Round
 
 _NEVER_FUSED = {

@@ -1,7 +1,7 @@
 """The trace data model: what Inductor did to every compiled graph, as plain data.
 
 Every class is a frozen dataclass of str/int/float/bool/None, tuples and dicts, so
-a trace round-trips through JSON (see ``trace_io``) and is never mutated once built.
+a trace round-trips through JSON (see ``tracefile.io``) and is never mutated once built.
 Names of scheduler nodes are Inductor's own (``op3``); a *group* is the tuple of
 pre-fusion node names that one scheduler node stands for at some point of fusion
 (a single node is a group of one).
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from fusionviz.model.lazy import lazy_fields
 
 FORMAT = "fusionviz-trace"
-VERSION = 2  # 2: JSON Lines, the bulk in part lines after the core (trace_parts)
+VERSION = 2  # 2: JSON Lines, the bulk in part lines after the core (tracefile.parts)
 
 Group = tuple[str, ...]
 

@@ -12,6 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 Pair = tuple[str, str]
+# WhatIf field → its key in a trace's config
+_KEYS = {"stop_after_round": "fusionviz.stop_after_round", "forbid": "fusionviz.forbid",
+         "force": "fusionviz.force", "keep_spills": "fusionviz.keep_spills",
+         "graph": "fusionviz.rules_graph"}
 
 
 @dataclass(frozen=True)
@@ -28,19 +32,40 @@ class WhatIf:
         return self != WhatIf()
 
     def to_config(self) -> dict:
-        """How the variant is labelled in a trace's config."""
+        """How the variant is labelled in a trace's config (read back by ``from_config``)."""
         out: dict = {}
         if self.stop_after_round is not None:
-            out["fusionviz.stop_after_round"] = self.stop_after_round
+            out[_KEYS["stop_after_round"]] = self.stop_after_round
         if self.forbid:
-            out["fusionviz.forbid"] = " ".join(f"{a},{b}" for a, b in self.forbid)
+            out[_KEYS["forbid"]] = " ".join(f"{a},{b}" for a, b in self.forbid)
         if self.force:
-            out["fusionviz.force"] = " ".join(f"{a},{b}" for a, b in self.force)
+            out[_KEYS["force"]] = " ".join(f"{a},{b}" for a, b in self.force)
         if self.keep_spills:
-            out["fusionviz.keep_spills"] = True
+            out[_KEYS["keep_spills"]] = True
         if self.graph is not None:
-            out["fusionviz.rules_graph"] = self.graph
+            out[_KEYS["graph"]] = self.graph
         return out
+
+    @classmethod
+    def from_config(cls, config: dict) -> WhatIf:
+        """The knobs a trace was captured under, from its config (``to_config``'s keys);
+        values that do not read as their kind are left out."""
+        def pairs(key: str) -> tuple[Pair, ...]:
+            out = []
+            for text in str(config.get(_KEYS[key], "")).split():
+                try:
+                    out.append(parse_pair(text))
+                except ValueError:
+                    continue
+            return tuple(out)
+
+        def integer(key: str) -> int | None:
+            value = config.get(_KEYS[key])
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        return cls(stop_after_round=integer("stop_after_round"), forbid=pairs("forbid"),
+                   force=pairs("force"), keep_spills=config.get(_KEYS["keep_spills"]) is True,
+                   graph=integer("graph"))
 
     def to_argv(self) -> list[str]:
         """Command-line flags for the capture child."""

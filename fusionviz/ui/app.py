@@ -12,7 +12,7 @@ import sys
 from PySide6.QtCore import QCoreApplication, QEvent, QTimer
 from PySide6.QtWidgets import QApplication
 
-from fusionviz.model import runner
+from fusionviz.model.run import runner
 from fusionviz.ui.main_window import MainWindow
 
 

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, node_index
+from fusionviz.model.report.formatting import byte_size
 from fusionviz.model.trace import Access, Graph, Node, Origin
-from fusionviz.ui.kernel_pane import format_bytes
 from fusionviz.ui.view_state import ViewState
 
 MAX_NODES = 25  # more selected nodes than this are listed by name only
@@ -37,7 +37,7 @@ def _accesses_html(title: str, accesses: tuple[Access, ...]) -> str:
         return ""
     rows = "".join(
         f"<tr><td><code>{escape(a.buffer)}</code></td><td align='right'>"
-        f"{format_bytes(a.bytes)}</td><td {_GRAY}>{escape(a.dep)}</td></tr>"
+        f"{byte_size(a.bytes)}</td><td {_GRAY}>{escape(a.dep)}</td></tr>"
         for a in accesses
     )
     return f"<p><b>{title}</b> ({len(accesses)})</p><table cellspacing='4'>{rows}</table>"
@@ -133,7 +133,7 @@ class DetailsPane(QWidget):
                              ("ops", ", ".join(node.ops))):
             if value:
                 rows.append(_row(label, escape(value)))
-        rows.append(_row("est. bytes", format_bytes(node.bytes)))
+        rows.append(_row("est. bytes", byte_size(node.bytes)))
         for label, names in (("members", node.members),
                              ("producers", self._producers.get(node.name, ())),
                              ("consumers", self._consumers.get(node.name, ()))):

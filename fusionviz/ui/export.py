@@ -1,7 +1,7 @@
 """Export what is shown: the graph at the current step (PNG, SVG, PDF) and the ledger.
 
 The graph is rendered from the live scene, so exports match the screen at the current
-step; ledger rows go through ``queries.rows_to_csv`` / ``rows_to_markdown``.
+step; ledger rows go through ``report.ledger_table.rows_to_csv`` / ``rows_to_markdown``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from PySide6.QtCore import QMarginsF, QRectF, QSize, QSizeF
 from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
 from PySide6.QtSvg import QSvgGenerator
 
-from fusionviz.model.queries import rows_to_csv, rows_to_markdown
+from fusionviz.model.report.ledger_table import rows_to_csv, rows_to_markdown
 
 GRAPH_FORMATS = "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"
 LEDGER_FORMATS = "CSV table (*.csv);;Markdown table (*.md)"

@@ -1,30 +1,14 @@
 """Round stepper: slider and previous/next over before fusion → round 1 … → final.
 
 Presents ``fusionviz.model.fusion_steps``; writes ``ViewState.set_step`` and follows it.
-``steps_of``: the steps of the shown graph, the same object for every panel.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QWidget
 
-from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.ui.view_state import ViewState
-
-
-def steps_of(graph) -> Sequence:
-    """``fusion_steps(graph)`` (computed once per graph object, each step when used)."""
-    return () if graph is None else fusion_steps(graph)
-
-
-def current_step(state: ViewState):
-    steps = steps_of(state.graph)
-    if not steps:
-        return None
-    return steps[max(0, min(state.step, len(steps) - 1))]
 
 
 class FusionStepper(QWidget):
@@ -64,7 +48,7 @@ class FusionStepper(QWidget):
 
     @property
     def count(self) -> int:
-        return len(steps_of(self.state.graph))
+        return len(self.state.steps)
 
     def go_first(self) -> None:
         self.state.set_step(0)
@@ -90,7 +74,7 @@ class FusionStepper(QWidget):
             self.slider.blockSignals(True)
             self.slider.setValue(step)
             self.slider.blockSignals(False)
-        cur, n = current_step(self.state), self.count
+        cur, n = self.state.current_step, self.count
         text = f"{cur.label}  ({step + 1}/{n})" if cur is not None else "no graph"
         if cur is not None and cur.fused:
             text += f" · {len(cur.fused)} fused"

@@ -10,13 +10,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from fusionviz.model.queries import graph_headline
+from fusionviz.model.report.formatting import number
 from fusionviz.ui.view_state import ViewState
 
 COLUMNS = ("graph", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms", "speedup")
-
-
-def _ms(value) -> str:
-    return "—" if value is None else f"{value:.3f}"
 
 
 def summary_cells(graph) -> list[str]:
@@ -31,8 +28,8 @@ def summary_cells(graph) -> list[str]:
         str(s.get("kernels", len(graph.kernels))),
         str(s.get("rounds", len(graph.rounds))),
         str(s.get("fusions", "")),
-        _ms(s.get("compiled_ms")),
-        _ms(s.get("eager_ms")),
+        number(s.get("compiled_ms"), none="—"),
+        number(s.get("eager_ms"), none="—"),
         "—" if speedup is None else f"{speedup:.2f}×",
     ]
 

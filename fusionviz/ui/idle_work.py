@@ -10,13 +10,13 @@ reports progress, the end, or the TraceError of a malformed part as soon as met.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterator
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from fusionviz.model.trace_io import TraceError
+from fusionviz.model.errors import TraceError
+from fusionviz.model.gc_pause import GcPause
 
 SLICE_S = 0.008  # work per event-loop turn: well inside a 16 ms frame
 START_MS = 100  # let the first frames (and a first click) go first
@@ -34,8 +34,8 @@ class IdleWork(QObject):
     def __init__(self, parent: QObject | None = None, *, pause_gc: bool = False) -> None:
         super().__init__(parent)
         self._steps: Iterator | None = None
-        self._pause_gc = pause_gc  # no cyclic GC while it allocates a trace's objects
-        self._gc_was_enabled = True
+        # No cyclic GC while it allocates a trace's objects; frozen when done.
+        self._gc = GcPause() if pause_gc else None
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._work)
@@ -51,9 +51,8 @@ class IdleWork(QObject):
         """Run ``steps`` from ``delay_ms`` on (stops any earlier run)."""
         self.stop()
         self._steps = iter(steps)
-        if self._pause_gc:
-            self._gc_was_enabled = gc.isenabled()
-            gc.disable()
+        if self._gc is not None:
+            self._gc.pause()
         self._delay.start(delay_ms)
 
     def finish(self) -> None:
@@ -65,10 +64,9 @@ class IdleWork(QObject):
     def stop(self) -> None:
         self._delay.stop()
         self._timer.stop()
-        if self._steps is not None:
-            self._steps = None
-            if self._pause_gc and self._gc_was_enabled:
-                gc.enable()
+        self._steps = None
+        if self._gc is not None:
+            self._gc.resume()
 
     def _work(self, budget: float = SLICE_S) -> None:
         end = time.perf_counter() + budget
@@ -77,11 +75,11 @@ class IdleWork(QObject):
             while time.perf_counter() < end:
                 progress = next(self._steps)
         except StopIteration:
-            if self._pause_gc:
+            if self._gc is not None:
                 # What was built is long-lived: later collections skip it. (Cyclic
                 # garbage made meanwhile is frozen too; a collection here would scan
                 # everything just built, ~0.1 s, to find a few objects.)
-                gc.freeze()
+                self._gc.resume(freeze=True)
             self.stop()
             self.sig_done.emit()
             return

@@ -7,7 +7,6 @@ layout and recent files in QSettings.
 
 from __future__ import annotations
 
-import gc
 import os
 from dataclasses import replace
 from html import escape
@@ -28,32 +27,30 @@ from PySide6.QtWidgets import (
 )
 
 from fusionviz.model import lazy
+from fusionviz.model.errors import TraceError
+from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
-from fusionviz.model.trace_io import TraceError, load_trace
+from fusionviz.model.tracefile.io import load_trace
 from fusionviz.ui import export
-from fusionviz.ui.experiment_menu import ExperimentActions
-from fusionviz.ui.fusion_stepper import FusionStepper, steps_of
-from fusionviz.ui.graph_view import GraphView
+from fusionviz.ui.charts.pane import ChartsPane
+from fusionviz.ui.details_pane import DetailsPane
+from fusionviz.ui.fusion_stepper import FusionStepper
+from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.graphs_list import GraphsList
 from fusionviz.ui.idle_work import IdleWork
-from fusionviz.ui.ledger import LedgerPane, WhyNotDialog
-from fusionviz.ui.main_menus import build_menus
-from fusionviz.ui.run_controller import CAPTURE, RunController, RunProgress
+from fusionviz.ui.kernel.pane import KernelPane
+from fusionviz.ui.ledger.pane import LedgerPane
+from fusionviz.ui.ledger.why_not import WhyNotDialog
+from fusionviz.ui.menus import build_menus
+from fusionviz.ui.run.controller import CAPTURE, RunController, RunProgress
+from fusionviz.ui.run.experiments import ExperimentActions, WindowHooks
 from fusionviz.ui.theme import apply_theme, is_dark
 from fusionviz.ui.view_state import ViewState
 
 MAX_RECENT = 10
 TRACE_FILTER = "fusionviz traces (*.json *.json.gz *.gz);;All files (*)"
 _COMPLETING = "Reading the rest of the trace (node details, ledgers)…"
-
-
-def _optional_pane(module: str, cls: str, state: ViewState) -> QWidget:
-    """helper panes (kernel, details, charts); a placeholder if one fails to import."""
-    try:
-        mod = __import__(f"fusionviz.ui.{module}", fromlist=[cls])
-        return getattr(mod, cls)(state)
-    except (ImportError, AttributeError) as e:
-        return QLabel(f"{cls} unavailable: {e}")
 
 
 class MainWindow(QMainWindow):
@@ -113,9 +110,9 @@ class MainWindow(QMainWindow):
         self.output = QPlainTextEdit()
         self.output.setReadOnly(True)
         self.output.setMaximumBlockCount(5000)
-        self.kernel_pane = _optional_pane("kernel_pane", "KernelPane", self.state)
-        self.details_pane = _optional_pane("details_pane", "DetailsPane", self.state)
-        self.charts_pane = _optional_pane("charts", "ChartsPane", self.state)
+        self.kernel_pane = KernelPane(self.state)
+        self.details_pane = DetailsPane(self.state)
+        self.charts_pane = ChartsPane(self.state)
         self.docks = {
             "graphs": self._dock("Graphs", "dock_graphs", self.graphs_list, left),
             "notices": self._dock("Notices", "dock_notices", self.notices, left),
@@ -145,8 +142,16 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.env_label)
 
     def _build_actions(self) -> None:
+        hooks = WindowHooks(
+            start_run=self.start_run, capture_options_of=self.capture_options_of,
+            show_error=self.show_error, open_trace=self.open_trace,
+            why_not_fused=self.why_not_fused,
+            show_status=lambda text: self.statusBar().showMessage(text, 10000))
+        self.experiments = ExperimentActions(self.state, self.runner, hooks, self)
         self.actions_by_name = build_menus(self)
-        self.experiments = ExperimentActions(self)
+        self.experiments.bind_actions(self.actions_by_name)
+        self.ledger.sig_row_menu.connect(self.experiments.popup_ledger_menu)
+        self.graph_view.sig_node_menu.connect(self.experiments.popup_graph_menu)
 
     def _connect(self) -> None:
         self.state.sig_trace_changed.connect(self._on_trace_changed)
@@ -170,25 +175,21 @@ class MainWindow(QMainWindow):
         return self.open_trace(path)
 
     def open_trace(self, path: str) -> bool:
-        # A big trace is a million acyclic objects: no cyclic GC while they are built and
-        # laid out, then freeze them so later collections never re-scan them (each scan
-        # costs ~0.2-0.8 s at 20k nodes).
         self.completer.stop()
         self.warmer.stop()
         self.set_kernels_only(False)
         self._opening = True  # the steps are prepared after the rest is read
-        gc.disable()
         try:
+            # No GC while a trace is built and laid out, then frozen (see gc_pause).
             # The bulk (node details, ledgers) is built on first read and by the
             # completer in idle time: a 20k-node trace is on screen in half the time.
-            trace = load_trace(path, lazy=True)
-            self.state.set_trace(trace, path)
-            gc.freeze()
+            with gc_paused(freeze=True):
+                trace = load_trace(path, lazy=True)
+                self.state.set_trace(trace, path)
         except TraceError as e:
             self.show_error(f"Cannot open the trace.\n\n{e}")
             return False
         finally:
-            gc.enable()
             self._opening = False
         self.add_recent(path)
         self.completer.start(lazy.complete(trace))
@@ -230,11 +231,11 @@ class MainWindow(QMainWindow):
             self.warmer.start(self._steps_to_prepare(graph), delay_ms=0)
 
     def _steps_to_prepare(self, graph):
-        steps = steps_of(graph)
+        steps = fusion_steps(graph)
         for k in range(len(steps)):
             if self.state.graph is not graph:
                 return
-            steps[k]  # noqa: B018 (computed on first use)
+            steps[k]
             yield None
             self.graph_view.prepare_step(k)
             yield None
@@ -246,14 +247,22 @@ class MainWindow(QMainWindow):
                         f"{self.state.path}: {message}")
 
     def run_script(self, script: str, **options) -> bool:
+        """Capture ``script`` (options as ``runner.capture_argv`` takes them)."""
+        if not self.start_run(script, "capturing", **options):
+            return False
+        self._last_script = (script, options)
+        self.add_recent(script)
+        return True
+
+    def start_run(self, script: str, doing: str, **options) -> bool:
+        """Start a child run (a capture, or ``job=EXPERIMENT``) with its progress shown;
+        False, and why, when one is running already."""
         if self.runner.running:
             self.show_error("A capture or experiment is running; cancel it first (Esc).")
             return False
         self.output.clear()
-        self._last_script = (script, options)
-        self.progress.started(script)
+        self.progress.started(script, doing)
         self.runner.start(script, **options)
-        self.add_recent(script)
         return True
 
     def capture_options_of(self, script: str) -> dict:

@@ -59,6 +59,24 @@ _DARK = GraphColors(
 )
 
 
+# Fusion outcomes, the same in the ledger, the charts and the comparison; readable on
+# the light and the dark background. "undecided": a deferred decision never resolved.
+OUTCOME_COLORS = {
+    "fused": "#2e9e4f",
+    "rejected": "#d9534f",
+    "cycle": "#d9534f",
+    "benchmark_slower": "#e08a1e",
+    "spill": "#e08a1e",
+    "undecided": "#8c8c8c",
+}
+
+
+def outcome_color(outcome: object) -> QColor | None:
+    """The color of a ledger outcome; None (the default text color) for the others."""
+    hex_color = OUTCOME_COLORS.get(outcome) if isinstance(outcome, str) else None
+    return None if hex_color is None else qcolor(hex_color)
+
+
 def graph_colors(dark: bool) -> GraphColors:
     return _DARK if dark else _LIGHT
 

@@ -5,8 +5,11 @@ Panels never call each other: they write here and react to these signals.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QObject, Signal
 
+from fusionviz.model.fusion_steps import Step, fusion_steps
 from fusionviz.model.trace import Graph, Group, Trace
 
 
@@ -41,6 +44,21 @@ class ViewState(QObject):
         if self.trace is None or not (0 <= self.graph_index < len(self.trace.graphs)):
             return None
         return self.trace.graphs[self.graph_index]
+
+    @property
+    def steps(self) -> Sequence[Step]:
+        """The fusion steps of the shown graph (the same object for every pane: each
+        step is computed once, when first used); empty when no graph is shown."""
+        graph = self.graph
+        return () if graph is None else fusion_steps(graph)
+
+    @property
+    def current_step(self) -> Step | None:
+        """The step shown (``step`` clamped to the graph's steps), or None."""
+        steps = self.steps
+        if not steps:
+            return None
+        return steps[max(0, min(self.step, len(steps) - 1))]
 
     def set_trace(self, trace: Trace | None, path: str = "") -> None:
         self.trace, self.path = trace, path

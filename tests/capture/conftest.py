@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.model.runner import examples, run_capture
+from fusionviz.model.run.runner import examples, run_capture
 
 SCRIPTS = Path(__file__).parents[1] / "data" / "scripts"
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.model import experiments
-from fusionviz.model.runner import run_capture
+from fusionviz.model.experiment import runs as experiments
+from fusionviz.model.run.runner import run_capture
 from fusionviz.model.whatif import WhatIf
 
 pytestmark = pytest.mark.torch

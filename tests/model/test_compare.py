@@ -4,9 +4,9 @@ import dataclasses
 import json
 from pathlib import Path
 
-from fusionviz.model import compare
+from fusionviz.model.experiment import compare
 from fusionviz.model.trace import Origin
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.tracefile.io import load_trace
 
 EXP = Path(__file__).parents[1] / "data" / "experiments"
 

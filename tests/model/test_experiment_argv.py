@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from fusionviz.__main__ import _experiment_parser, _split_dashes
-from fusionviz.model.experiments import experiment_argv
-from fusionviz.model.settings import parse_config
+from fusionviz.cli.main import _experiment_parser, _split_dashes
+from fusionviz.model.experiment.runs import experiment_argv
+from fusionviz.model.run.settings import parse_config
 
 
 def parsed(argv: list[str]):
@@ -57,7 +57,7 @@ def test_incomplete_requests_are_refused(kind, kwargs):
 
 
 def test_rules_can_be_limited_to_the_shown_graph():
-    from fusionviz.model.experiments import experiment_argv
+    from fusionviz.model.experiment.runs import experiment_argv
 
     argv = experiment_argv("s.py", "out", "forbid", pairs=[("op1", "op2")], graph=1)
     assert argv[argv.index("--graph") + 1] == "1"

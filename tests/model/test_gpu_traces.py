@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.tracefile.io import load_trace
 
 DATA = Path(__file__).parents[1] / "data"
 GPU = sorted(DATA.glob("gpu_*.json.gz"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fusionviz.model.highlight import STYLE_KEYS, language_for, line_spans
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.tracefile.io import load_trace
 
 TRACES = sorted(Path(__file__).parents[1].joinpath("data").glob("*.json.gz"))
 

@@ -9,7 +9,7 @@ import pytest
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.kernel_graph import kernel_graph
 from fusionviz.model.queries import kernel_of_node
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.tracefile.io import load_trace
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REAL_TRACES = sorted(DATA.glob("*.json.gz"))

@@ -1,16 +1,15 @@
 """layout: layered, downward, non-overlapping, few crossings, fast, deterministic."""
 
 import random
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fusionviz.model.layering import DUMMY_BUDGET
-from fusionviz.model.layout import count_crossings, layout
+from fusionviz.model.layout.layering import DUMMY_BUDGET
+from fusionviz.model.layout.sugiyama import count_crossings, layout
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.tracefile.io import load_trace
 
 REAL_TRACES = sorted((Path(__file__).parents[1] / "data").glob("*.json.gz"))
 
@@ -119,10 +118,11 @@ def test_bend_points_are_capped_by_drawing_the_longest_edges_straight():
 def test_breaking_thousands_of_cycles_stays_linear():
     names = [f"v{i}" for i in range(5000)]
     pairs = [(f"v{i}", f"v{i ^ 1}") for i in range(5000)]  # 2500 two-node cycles
-    start = time.perf_counter()
-    lay = layout(names, pairs)
-    assert time.perf_counter() - start < 1.0  # ~0.04 s; a quadratic search took 1.1 s
+    lay = layout(names, pairs)  # (how fast: benchmarks/bench_model.py)
     assert sorted(set(lay.layer.tolist())) == [0, 1]
+    # each cycle is broken once: one node of every pair above the other
+    for i in range(0, 5000, 2):
+        assert {int(lay.layer[i]), int(lay.layer[i + 1])} == {0, 1}
 
 
 def test_sweeps_cut_crossings_of_a_shuffled_graph(synthetic):
@@ -189,12 +189,14 @@ def test_spacing_options_are_honoured():
     assert lay.height == pytest.approx(70)
 
 
-def test_5k_nodes_is_fast():
+def test_5k_nodes_are_laid_out_without_overlaps_and_edges_point_down():
+    # (how fast: benchmarks/bench_model.py)
     names, edges = _graph_of(synthetic_trace(5000).graphs[0])
-    start = time.perf_counter()
-    layout(names, edges)
-    # ~0.07 s measured on the 2-core CI machine (target 0.15 s); loose against noise.
-    assert time.perf_counter() - start < 1.0
+    lay = layout(names, edges)
+    assert len(lay.x) == 5000
+    assert_no_overlaps(lay)
+    index = {name: i for i, name in enumerate(names)}
+    assert all(lay.layer[index[s]] < lay.layer[index[d]] for s, d in edges)
 
 
 @pytest.mark.parametrize("path", REAL_TRACES, ids=lambda p: p.name)

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from fusionviz.model import lazy
+from fusionviz.model.errors import TraceError
 from fusionviz.model.fusion_steps import Steps, fusion_steps
 from fusionviz.model.queries import graph_headline, graph_summary
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace import Node, Round
-from fusionviz.model.trace_io import TraceError, load_trace, save_trace, to_dict
+from fusionviz.model.tracefile.io import load_trace, save_trace, to_dict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REAL_TRACES = sorted(DATA.glob("*.json.gz"))

@@ -7,15 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.model.queries import (
+from fusionviz.model.queries import graph_summary, kernel_of_node, node_index, why_not_fused
+from fusionviz.model.report.ledger_table import (
     filter_rows,
-    graph_summary,
-    kernel_of_node,
     ledger_rows,
-    node_index,
     rows_to_csv,
     rows_to_markdown,
-    why_not_fused,
 )
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace import (
@@ -33,7 +30,7 @@ from fusionviz.model.trace import (
     Timing,
     Verdict,
 )
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.tracefile.io import load_trace
 
 REAL_TRACES = sorted((Path(__file__).parents[1] / "data").glob("*.json.gz"))
 

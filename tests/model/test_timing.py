@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.model.report.chart_data import benchmark_points, kernel_times, round_series
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.timing import benchmark_points, kernel_times, round_series
 from fusionviz.model.trace import (
     BenchKernel,
     Benchmark,
@@ -18,7 +18,7 @@ from fusionviz.model.trace import (
     Node,
     Round,
 )
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.tracefile.io import load_trace
 
 REAL_TRACES = sorted((Path(__file__).parents[1] / "data").glob("*.json.gz"))
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.model import trace_io
+from fusionviz.model.errors import TraceError
 from fusionviz.model.trace import VERSION, Graph, Node, Script, Trace
-from fusionviz.model.trace_io import LoadReport, TraceError, load_trace, save_trace
+from fusionviz.model.tracefile import io as trace_io
+from fusionviz.model.tracefile.io import LoadReport, load_trace, save_trace
 
 DATA = Path(__file__).parents[1] / "data"
 REAL = sorted(DATA.glob("*.json.gz"))
@@ -39,6 +40,18 @@ def test_every_committed_trace_loads_and_round_trips(path, tmp_path):
 def test_version_1_fixture_still_loads():
     trace = load_trace(DATA / "v1_cpu_mlp_block.json.gz", strict=True)
     assert trace.version == VERSION == 2 and [g.kind for g in trace.graphs] == ["forward", "backward"]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_version_2_fixture_still_loads_and_holds_the_same_trace_as_version_1(lazy):
+    """A frozen file in format 2 (JSON Lines: the core, then part lines): never rewrite it."""
+    path = DATA / "v2_cpu_mlp_block.json.gz"
+    lines = gzip.decompress(path.read_bytes()).splitlines()
+    core = json.loads(lines[0])
+    assert core["version"] == 2 and core["parts"]["lines"] == len(lines) - 1 > 0
+    trace = load_trace(path, lazy=lazy)
+    assert trace == load_trace(DATA / "v1_cpu_mlp_block.json.gz", strict=True)
+    assert sum(len(r.candidates) for g in trace.graphs for r in g.rounds) > 0
 
 
 def _write(tmp_path, data, name="bad.json") -> Path:

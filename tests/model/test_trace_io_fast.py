@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.model import migrations, trace_build, trace_io
+from fusionviz.model.errors import TraceError
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace import Round, Trace
-from fusionviz.model.trace_io import LoadReport, TraceError, load_trace, save_trace, to_dict
+from fusionviz.model.tracefile import build as trace_build
+from fusionviz.model.tracefile import io as trace_io
+from fusionviz.model.tracefile import migrations
+from fusionviz.model.tracefile.io import LoadReport, load_trace, save_trace, to_dict
 
 DATA = Path(__file__).parents[1] / "data"
 TRACES = [*sorted(DATA.glob("*.json.gz")), "synthetic"]

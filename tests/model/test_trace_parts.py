@@ -9,9 +9,10 @@ import math
 import pytest
 
 from fusionviz.model import lazy
+from fusionviz.model.errors import TraceError
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.trace_io import TraceError, load_trace, save_trace, to_dict
-from fusionviz.model.trace_parts import CHUNK, NODE_PARTS, ROUND_PARTS
+from fusionviz.model.tracefile.io import load_trace, save_trace, to_dict
+from fusionviz.model.tracefile.parts import CHUNK, NODE_PARTS, ROUND_PARTS
 
 TRACE = synthetic_trace(2 * CHUNK + 300, seed=6, rounds=3)
 

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
 
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.trace_io import save_trace
+from fusionviz.model.tracefile.io import save_trace
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RECORDED = sorted(DATA.glob("*.json.gz"))

@@ -9,24 +9,37 @@ from pathlib import Path
 TRACE = Path(__file__).parents[1] / "data" / "gpu_mlp_block.json.gz"
 
 SCRIPT = textwrap.dedent("""
-    import sys
+    import sys, time
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QDockWidget
     from fusionviz.ui.app import make_app, run_app
 
     app = make_app()
+    deadline = time.monotonic() + 60
 
-    def show_charts():
-        window = next(w for w in QApplication.topLevelWidgets()
-                      if w.metaObject().className() == "MainWindow")
-        assert window.state.trace is not None and len(window.state.trace.graphs) == 2
-        for dock in window.findChildren(QDockWidget):
+    def window():
+        return next((w for w in QApplication.topLevelWidgets()
+                     if w.metaObject().className() == "MainWindow"), None)
+
+    def when_open():
+        # polls until the trace is open (no fixed wait: a busy machine is slower)
+        w = window()
+        if w is None or w.state.trace is None:
+            if time.monotonic() > deadline:
+                print("never opened", flush=True)
+                QApplication.exit(3)
+            else:
+                QTimer.singleShot(20, when_open)
+            return
+        assert len(w.state.trace.graphs) == 2
+        for dock in w.findChildren(QDockWidget):
             dock.show()
             dock.raise_()
+        QApplication.processEvents()  # lay out and paint every pane, charts included
         print("opened", flush=True)
+        QTimer.singleShot(0, QApplication.quit)
 
-    QTimer.singleShot(1500, show_charts)
-    QTimer.singleShot(3000, QApplication.quit)
+    QTimer.singleShot(0, when_open)
     sys.exit(run_app(sys.argv[1]))
 """)
 

@@ -8,11 +8,11 @@ from PySide6.QtGui import QColor
 
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.palette import kernel_colors
+from fusionviz.model.report.chart_data import benchmark_points, kernel_times, round_series
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.timing import benchmark_points, kernel_times, round_series
 from fusionviz.model.trace import Graph, Kernel, Node, Trace
-from fusionviz.model.trace_io import load_trace
-from fusionviz.ui.charts import SPILL_COLOR, ChartsPane
+from fusionviz.model.tracefile.io import load_trace
+from fusionviz.ui.charts.pane import SPILL_COLOR, ChartsPane
 from fusionviz.ui.view_state import ViewState
 
 
@@ -51,7 +51,6 @@ def test_clicking_a_bar_selects_its_kernel_and_outlines_it(pane, qtbot):
     assert widths[2] == 2 and widths.count(2) == 1
 
 
-@pytest.mark.qt_log_ignore("propagateSizeHints")  # offscreen platform, on show()
 def test_a_real_mouse_click_on_a_bar_selects_its_kernel(pane, qtbot):
     pane.show()
     qtbot.waitExposed(pane)
@@ -156,7 +155,7 @@ def test_recorded_traces_chart_what_they_recorded(qtbot, any_trace_path):
 
 
 def test_a_hidden_pane_draws_nothing_until_its_data_is_read(qtbot, monkeypatch):
-    import fusionviz.ui.charts as charts
+    import fusionviz.ui.charts.pane as charts
 
     drawn = []
     for cls in (charts.KernelTimeChart, charts.RoundChart, charts.BenchmarkChart):
@@ -169,7 +168,6 @@ def test_a_hidden_pane_draws_nothing_until_its_data_is_read(qtbot, monkeypatch):
     assert drawn == [pane.round_chart]
 
 
-@pytest.mark.qt_log_ignore("propagateSizeHints")
 def test_in_the_window_only_the_chart_in_front_is_drawn(qtbot, settings, synthetic_path):
     from fusionviz.ui.main_window import MainWindow
 
@@ -200,7 +198,7 @@ def test_in_the_window_only_the_chart_in_front_is_drawn(qtbot, settings, synthet
 
 
 def test_a_graph_of_many_kernels_charts_its_slowest(qtbot):
-    from fusionviz.ui.charts import MAX_BARS
+    from fusionviz.ui.charts.pane import MAX_BARS
 
     pane = make_pane(qtbot, synthetic_trace(1500, seed=3, rounds=3))
     times = kernel_times(pane._state.graph)

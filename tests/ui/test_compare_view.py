@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.model import compare
-from fusionviz.model.experiments import read_experiment, sweep_rows
+from fusionviz.model.experiment import compare
+from fusionviz.model.experiment.runs import read_experiment, sweep_rows
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace import Trace
-from fusionviz.model.trace_io import load_trace, save_trace
-from fusionviz.ui import compare_tables as tables
-from fusionviz.ui.compare_view import CompareWindow, export_comparison
-from fusionviz.ui.fusion_stepper import steps_of
+from fusionviz.model.tracefile.io import load_trace, save_trace
+from fusionviz.ui.compare import tables
+from fusionviz.ui.compare.window import CompareWindow, export_comparison
 
 EXPERIMENTS = sorted(p.parent for p in (Path(__file__).resolve().parents[1] / "data"
                                         / "experiments").glob("*/experiment.json"))
@@ -113,8 +112,7 @@ def test_sweep_chart_has_one_point_per_variant_and_picks_b(qtbot):
 
 
 def test_selection_step_and_graph_stay_in_sync(qtbot, synthetic_folder, monkeypatch):
-    from fusionviz.ui import compare_sync
-
+    from fusionviz.ui.compare import sync as compare_sync
     mappings = []
     node_mapping = compare_sync.node_mapping
     monkeypatch.setattr(compare_sync, "node_mapping",
@@ -134,7 +132,7 @@ def test_selection_step_and_graph_stay_in_sync(qtbot, synthetic_folder, monkeypa
     a.stepper.go_next()
     assert b.state.step == 1
     a.stepper.go_last()  # A has one round more: B stops at its own last step
-    assert b.state.step == len(steps_of(b.state.graph)) - 1
+    assert b.state.step == len(b.state.steps) - 1
     a.state.set_graph(1)
     assert b.state.graph_index == 1
 

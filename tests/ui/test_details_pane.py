@@ -7,7 +7,7 @@ from PySide6.QtCore import QUrl
 
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace import Access, Edge, Graph, Kernel, Node, Origin, Trace
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.tracefile.io import load_trace
 from fusionviz.ui.details_pane import MAX_NODES, DetailsPane
 from fusionviz.ui.view_state import ViewState
 

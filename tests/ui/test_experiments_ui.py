@@ -20,11 +20,11 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QToolBar
 from test_run_controller import _alive
 
-from fusionviz.model.experiments import experiment_argv
-from fusionviz.model.trace_io import load_trace, save_trace
-from fusionviz.ui.ledger import row_pair
+from fusionviz.model.experiment.runs import experiment_argv
+from fusionviz.model.tracefile.io import load_trace, save_trace
+from fusionviz.ui.ledger.pane import row_pair
 from fusionviz.ui.main_window import MainWindow
-from fusionviz.ui.run_controller import EXPERIMENT
+from fusionviz.ui.run.controller import EXPERIMENT
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RECORDED = DATA / "experiments" / "cpu_forbid_whatif_ops"
@@ -32,7 +32,7 @@ SCRIPT = DATA / "scripts" / "whatif_ops.py"
 
 FAKE_EXPERIMENT = textwrap.dedent('''
     import shutil, subprocess, sys, time
-    from fusionviz.model.protocol import encode_progress
+    from fusionviz.model.run.protocol import encode_progress
     how, src, out = sys.argv[1:4]
     print(encode_progress("variant", index=0, of=2, label="baseline"), flush=True)
     print(encode_progress("round", graph=0, round=1, nodes=5, variant=0), flush=True)
@@ -96,7 +96,7 @@ def test_sweep_from_the_menu_runs_and_opens_the_comparison(qtbot, window, fake):
     argv = fake.argvs[-1]
     assert "--sweep-rounds" in argv and argv[argv.index("experiment") + 1] == str(SCRIPT)
     assert flags(argv)[flags(argv).index("--device") + 1] == "cpu"  # as the trace was
-    assert "[1/2 baseline] graph 0 · fusion round 1, 5 nodes left" in texts
+    assert "[1/2 baseline] graph 0: fusion round 1 -> 5 nodes" in texts
     assert window.runner.job is EXPERIMENT and window.progress.isHidden()
     assert "compiling..." in window.output.toPlainText()
     [view] = window.experiments.compare_windows

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.trace_io import load_trace
-from fusionviz.ui.fusion_stepper import steps_of
-from fusionviz.ui.graph_view import GraphView
+from fusionviz.model.tracefile.io import load_trace
+from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.view_state import ViewState
 
 
@@ -45,7 +45,7 @@ def _check_every_step(qtbot, trace) -> None:
     for gi, graph in enumerate(trace.graphs):
         state.set_graph(gi)
         index, tiles = view._tile_index, view._tiles["nodes"]
-        n_steps = len(steps_of(graph))
+        n_steps = len(fusion_steps(graph))
         for k in [*range(n_steps), *reversed(range(n_steps))]:  # the way back hits the memo
             before = view.paint_data.color_idx.copy(), view.paint_data.changed.copy()
             state.set_step(k)

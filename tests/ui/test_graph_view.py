@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -11,10 +13,10 @@ from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.tracefile.io import load_trace
 from fusionviz.ui.export import export_graph
-from fusionviz.ui.graph_paint import node_tooltip
-from fusionviz.ui.graph_view import GraphView
+from fusionviz.ui.graph.paint import node_tooltip
+from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.view_state import ViewState
 
 
@@ -158,13 +160,13 @@ def test_export_png_svg_pdf(view, tmp_path):
               for y in range(0, image.height(), 7)}
     assert len(sample) > 10  # background, boxes, several kernel colors, text
     svg = export_graph(view, str(tmp_path / "graph.svg"))
-    text = open(svg, encoding="utf-8").read()
+    text = Path(svg).read_text(encoding="utf-8")
     assert "<svg" in text and "op3" in text
     assert "<image" not in text  # vector edges, not the view's cached pixmaps
     cached = [i for i in view.scene().items() if i.cacheMode() != i.CacheMode.NoCache]
     assert cached  # the view's edge caches are back after the export
     pdf = export_graph(view, str(tmp_path / "graph.pdf"))
-    assert open(pdf, "rb").read(5) == b"%PDF-"
+    assert Path(pdf).read_bytes()[:5] == b"%PDF-"
 
 
 def _image(view) -> QImage:

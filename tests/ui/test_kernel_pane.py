@@ -9,9 +9,9 @@ from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextDocument
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace import Access, Graph, Kernel, Node, Trace
-from fusionviz.model.trace_io import load_trace
-from fusionviz.ui.code_view import THEME, CodeView
-from fusionviz.ui.kernel_pane import SIDE_BY_SIDE_SHORTCUT, KernelPane
+from fusionviz.model.tracefile.io import load_trace
+from fusionviz.ui.kernel.code_view import THEME, CodeView
+from fusionviz.ui.kernel.pane import SIDE_BY_SIDE_SHORTCUT, KernelPane
 from fusionviz.ui.theme import dark_palette
 from fusionviz.ui.view_state import ViewState
 
@@ -209,7 +209,7 @@ def test_keyboard_shortcuts_open_find_and_toggle_side_by_side(pane):
 
 
 def test_both_selectors_read_one_model_and_nodes_are_indexed_only_when_selected(qtbot, monkeypatch):
-    import fusionviz.ui.kernel_pane as kernel_pane
+    import fusionviz.ui.kernel.pane as kernel_pane
 
     calls = []
     monkeypatch.setattr(kernel_pane, "kernel_of_node",

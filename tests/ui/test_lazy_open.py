@@ -10,7 +10,7 @@ import pytest
 
 from fusionviz.model import lazy
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.trace_io import load_trace, save_trace, to_dict
+from fusionviz.model.tracefile.io import load_trace, save_trace, to_dict
 from fusionviz.ui.idle_work import IdleWork
 
 

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace import Capabilities, Problem
-from fusionviz.model.trace_io import load_trace, save_trace
-from fusionviz.ui.ledger import WhyNotDialog
+from fusionviz.model.tracefile.io import load_trace, save_trace
+from fusionviz.ui.ledger.why_not import WhyNotDialog
 from fusionviz.ui.main_window import MainWindow
 from fusionviz.ui.theme import is_dark
 
@@ -170,7 +170,7 @@ def test_find_bar_searches_the_graph(window, synthetic_path, qtbot):
 
 def test_app_start_opens_a_trace_or_captures_the_bundled_example(window, synthetic_path,
                                                                   monkeypatch):
-    from fusionviz.model import runner
+    from fusionviz.model.run import runner
     from fusionviz.ui.app import start
 
     start(window, str(synthetic_path), None)
@@ -202,7 +202,7 @@ def test_traces_without_graphs_or_nodes_open_quietly(window, tmp_path):
 
 
 def test_graph_and_ledger_shortcuts(window, tmp_path, qtbot):
-    from fusionviz.model.trace_io import load_trace as load
+    from fusionviz.model.tracefile.io import load_trace as load
 
     path = sorted(DATA_DIR.glob("*.json.gz"))
     multi = next((p for p in path if len(load(p).graphs) > 1), None)

@@ -2,7 +2,7 @@
 
 PySide6 6.12.0 on CPython 3.11 drops a reference to None/True/False on every void or
 bool Qt call and aborts the interpreter after a few thousand paints
-(research/graph-layout.md); the graph view repaints constantly, so this must hold.
+(docs/graph-layout.md); the graph view repaints constantly, so this must hold.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage, QPainter
 
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.ui.graph_view import GraphView
+from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.view_state import ViewState
 
 PAINTS = 3000

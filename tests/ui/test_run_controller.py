@@ -13,17 +13,19 @@ import textwrap
 
 import pytest
 
-from fusionviz.model.trace_io import load_trace
+from fusionviz.model.run.protocol import describe_progress
+from fusionviz.model.tracefile import io as trace_io
+from fusionviz.model.tracefile.io import load_trace
 from fusionviz.ui.main_window import MainWindow
-from fusionviz.ui.run_controller import RunController, progress_text
+from fusionviz.ui.run.controller import RunController
 
 FAKE_CHILD = textwrap.dedent('''
     import sys, time
     from dataclasses import replace
     from fusionviz.model.trace import Script
-    from fusionviz.model.protocol import encode_progress
+    from fusionviz.model.run.protocol import encode_progress
     from fusionviz.model.synthetic import synthetic_trace
-    from fusionviz.model.trace_io import save_trace
+    from fusionviz.model.tracefile.io import save_trace
     out, how = sys.argv[1], sys.argv[2]
     print(encode_progress("start", script="fake.py"), flush=True)
     print("hello from the script", flush=True)
@@ -124,7 +126,11 @@ def test_a_missing_interpreter_reports_failure(qtbot, tmp_path):
     assert "could not start" in failed.args[0]
 
 
-def test_window_runs_a_script_shows_progress_then_the_graphs(qtbot, child, tmp_path, settings):
+def test_window_runs_a_script_shows_progress_then_the_graphs(qtbot, child, tmp_path, settings,
+                                                            monkeypatch):
+    reads = []  # whole-file reads of a trace: the window's load only (no settle rewrite)
+    read_bytes = trace_io._read_bytes
+    monkeypatch.setattr(trace_io, "_read_bytes", lambda *a: reads.append(a[0]) or read_bytes(*a))
     window = MainWindow(settings=settings)
     qtbot.addWidget(window)
     window.runner._argv_builder = child
@@ -133,17 +139,26 @@ def test_window_runs_a_script_shows_progress_then_the_graphs(qtbot, child, tmp_p
     window.runner.sig_progress.connect(lambda m: placeholders.append(window.graph_view.message))
     with qtbot.waitSignal(window.runner.sig_finished, timeout=30000):
         assert window.run_script(str(tmp_path / "fake.py"), how="fail")
-    assert "graph 0 · fusion round 1, 30 nodes left" in texts
-    assert any(m.startswith("graph 0 · fusion round 1") for m in placeholders)
+    assert "graph 0: fusion round 1 -> 30 nodes" in texts
+    assert any(m.startswith("graph 0: fusion round 1") for m in placeholders)
     assert window.progress.isHidden()
     assert window.state.trace is not None and len(window.state.trace.graphs) == 1
     assert "hello from the script" in window.output.toPlainText()
     assert window.errors and "RuntimeError: boom" in window.errors[-1]
     assert any("Script status: error" in line for line in window.notice_lines())
+    assert len(reads) == 1, reads
 
 
-def test_progress_text_reads_every_event():
-    assert progress_text({"event": "graph_start", "graph": 2, "kind": "backward"}) == \
-        "compiling graph 2 backward"
-    assert progress_text({"event": "timing", "graph": 1}) == "timing graph 1"
-    assert progress_text({"event": "done", "status": "ok"}) == "capture finished (ok)"
+def test_progress_is_described_by_the_protocol_for_the_window_and_the_cli():
+    assert describe_progress({"event": "graph_start", "graph": 2, "kind": "backward",
+                              "compile_id": "0/0"}) == \
+        "graph 2 (backward, compile id 0/0): compiling"
+    assert describe_progress({"event": "round", "graph": 0, "round": 2, "nodes": 7}) == \
+        "graph 0: fusion round 2 -> 7 nodes"
+    assert describe_progress({"event": "timing", "graph": 1}) == "graph 1: timed"
+    assert describe_progress({"event": "timing", "graph": 1, "compiled_ms": 0.5}) == \
+        "graph 1: timed (compiled 0.500 ms)"
+    assert describe_progress({"event": "done", "status": "ok", "graphs": 2}) == \
+        "capture finished: ok, 2 graph(s)"
+    assert describe_progress({"event": "variant", "index": 1, "of": 5, "label": "k=0"}) == \
+        "capture 2/5: k=0"

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
 from fusionviz.model.fusion_steps import fusion_steps
-from fusionviz.model.queries import ledger_rows, why_not_fused
+from fusionviz.model.queries import why_not_fused
+from fusionviz.model.report.ledger_table import ledger_rows
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.ui.export import export_ledger
 from fusionviz.ui.fusion_stepper import FusionStepper
-from fusionviz.ui.graph_view import GraphView
-from fusionviz.ui.ledger import LedgerPane, WhyNotDialog, row_pair
+from fusionviz.ui.graph.view import GraphView
+from fusionviz.ui.ledger.pane import LedgerPane, row_pair
+from fusionviz.ui.ledger.why_not import WhyNotDialog
 from fusionviz.ui.view_state import ViewState
 
 TRACE = synthetic_trace(250, seed=7, rounds=3)
@@ -108,7 +111,7 @@ def test_ledger_exports_csv_and_markdown(ledger, state, tmp_path):
         rows = list(csv.DictReader(f))
     assert len(rows) == len(ledger.shown_rows) and {r["outcome"] for r in rows} == {"fused"}
     md = export_ledger(ledger.shown_rows, str(tmp_path / "ledger.md"))
-    text = open(md, encoding="utf-8").read()
+    text = Path(md).read_text(encoding="utf-8")
     assert text.startswith("|") and "fused" in text
 
 

@@ -13,7 +13,7 @@ import sys
 import time
 import traceback
 
-from fusionviz.model.settings import parse_config
+from fusionviz.model.run.settings import parse_config
 from fusionviz.model.trace import Script
 from fusionviz.model.whatif import WhatIf, parse_pair
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         out_stream.write(line + "\n")
         out_stream.flush()
 
-    import torch  # noqa: F401 - after CUDA_VISIBLE_DEVICES
+    import torch
 
     from fusionviz.model.capture.hooks import Hooks
     from fusionviz.model.capture.session import Recorder

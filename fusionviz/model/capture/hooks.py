@@ -3,7 +3,7 @@
 Every wrapper calls the original unchanged and records around it through
 ``Patcher.guard``, so a recording error is kept in the trace and never breaks the
 user's compile. Hooks are found by name; what a torch version lacks is listed in
-the trace's capabilities. See shared research ``inductor-hooks.md`` for the map.
+the trace's capabilities. The hook map, and what each torch version has: docs/inductor-hooks.md.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from fusionviz.model.trace import Group, Kernel
-from fusionviz.model.trace_io import json_value
+from fusionviz.model.tracefile.io import json_value
 
 # `name = async_compile.triton('name', '''<src>''', ...)` / `.cpp_pybinding([...], r'''<src>''')`
 _DEF = re.compile(

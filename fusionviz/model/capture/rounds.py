@@ -23,7 +23,7 @@ from fusionviz.model.trace import (
     Round,
     Verdict,
 )
-from fusionviz.model.trace_io import json_value
+from fusionviz.model.tracefile.io import json_value
 
 MAX_SCAN_VERDICTS = 2000  # rejected scan verdicts kept per round; the rest are counted
 

@@ -14,13 +14,13 @@ import traceback
 
 import torch
 
-from fusionviz.model import trace_io
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
 from fusionviz.model.capture.timing import clone_inputs, measure
-from fusionviz.model.protocol import encode_progress
+from fusionviz.model.run.protocol import encode_progress
 from fusionviz.model.trace import Capabilities, Problem, Script, Trace
-from fusionviz.model.trace_io import json_value
+from fusionviz.model.tracefile import io as trace_io
+from fusionviz.model.tracefile.io import json_value
 
 CONFIG_KEYS = (
     "max_autotune", "max_autotune_gemm", "max_autotune_pointwise", "benchmark_fusion",

@@ -1,0 +1,57 @@
+"""``fusionviz capture``: run a script under capture with a progress line, then summarise."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from fusionviz.model.report.summary import summary_text
+from fusionviz.model.run.protocol import describe_progress
+from fusionviz.model.run.runner import run_capture
+from fusionviz.model.run.settings import parse_config
+
+
+def add_capture_args(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("script", help="a Python script that calls torch.compile")
+    ap.add_argument("script_args", nargs="*",
+                    help="arguments for the script (put ones starting with '-' after --)")
+    ap.add_argument("-o", "--out", default="trace.json.gz", help="trace file to write")
+    ap.add_argument("--mode", default=None, help="torch.compile mode, e.g. max-autotune")
+    ap.add_argument("--benchmark-fusion", action="store_true", help="config.benchmark_fusion=True")
+    ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                    help="any torch._inductor.config setting (repeatable)")
+    ap.add_argument("--timeout", type=float, default=None, help="stop the script after SECONDS")
+    ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    ap.add_argument("--no-timing", action="store_true", help="skip runtime measurement")
+
+
+class Progress:
+    """One status line on stderr, rewritten in place on a terminal."""
+
+    def __init__(self, stream=sys.stderr) -> None:
+        self.stream, self.tty, self.t0 = stream, stream.isatty(), time.monotonic()
+
+    def __call__(self, msg: dict) -> None:
+        text = describe_progress(msg)
+        stamp = f"[{time.monotonic() - self.t0:6.1f}s] "
+        if self.tty:
+            self.stream.write("\r\033[K" + stamp + text)
+            if msg["event"] in ("graph_done", "done"):
+                self.stream.write("\n")
+        else:
+            self.stream.write(stamp + text + "\n")
+        self.stream.flush()
+
+
+def capture_command(opts: argparse.Namespace) -> int:
+    args = list(opts.script_args)
+    trace = run_capture(
+        opts.script, opts.out, timeout=opts.timeout, on_progress=Progress(),
+        on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,
+        config=parse_config(opts.config), device=opts.device, script_args=args,
+        timing=not opts.no_timing,
+    )
+    print(summary_text(trace))
+    print(f"trace written to {opts.out}")
+    return 0 if trace.script.status == "ok" else 1

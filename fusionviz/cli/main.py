@@ -1,0 +1,108 @@
+"""Command line: ``fusionviz [TRACE|SCRIPT|DIR]``, ``capture``, ``experiment``, ``summary``.
+
+Parses the command and hands it to its module; the window is imported only when
+opened, so the other commands run where there is no Qt."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from fusionviz.cli.capture import add_capture_args, capture_command
+from fusionviz.cli.experiment import add_experiment_args, experiment_command
+from fusionviz.cli.summary import add_summary_args, summary_command
+
+
+def _capture_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="fusionviz capture", description="Run SCRIPT under capture and write a trace."
+    )
+    add_capture_args(ap)
+    return ap
+
+
+def _experiment_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="fusionviz experiment",
+        description="Measure what fusion decisions are worth: capture SCRIPT as a baseline "
+        "and as variants, then compare them (traces + report.md in the output folder).",
+    )
+    add_experiment_args(ap)
+    return ap
+
+
+def _summary_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="fusionviz summary", description="Print what a trace recorded.")
+    add_summary_args(ap)
+    return ap
+
+
+USAGE = """usage: fusionviz [TRACE | SCRIPT | EXPERIMENT_DIR] [--device D] [--mode M] [--benchmark-fusion]
+       fusionviz capture SCRIPT [SCRIPT_ARGS...] -o TRACE [options] [-- ARGS...]
+       fusionviz experiment SCRIPT (--sweep-rounds | --ab K=V | --forbid A,B | --force A,B
+                            | --keep-spills) -o DIR [options]
+       fusionviz summary TRACE [--rounds]
+
+With no command, open the explorer window on TRACE, SCRIPT or an experiment folder
+(or capture the bundled example when none is given). `fusionviz capture -h` lists its options."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if argv[:1] == ["capture"]:
+        argv, extra = _split_dashes(argv[1:])
+        opts = _capture_parser().parse_intermixed_args(argv)
+        opts.script_args = [*opts.script_args, *extra]
+        return capture_command(opts)
+    if argv[:1] == ["experiment"]:
+        argv, extra = _split_dashes(argv[1:])
+        opts = _experiment_parser().parse_intermixed_args(argv)
+        opts.script_args = [*opts.script_args, *extra]
+        return experiment_command(opts)
+    if argv[:1] == ["summary"]:
+        return summary_command(_summary_parser().parse_args(argv[1:]))
+    return _open_gui(argv)
+
+
+def _split_dashes(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Everything after ``--`` goes to the user's script untouched."""
+    if "--" not in argv:
+        return argv, []
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1 :]
+
+
+def _open_gui(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="fusionviz")
+    ap.add_argument("path", nargs="?",
+                    help="a trace (.json/.json.gz), a script (.py) or an experiment folder")
+    ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    ap.add_argument("--mode", default=None)
+    ap.add_argument("--benchmark-fusion", action="store_true")
+    opts = ap.parse_args(argv)
+    problem = _no_display()
+    if problem:
+        print(f"fusionviz: {problem}", file=sys.stderr)
+        return 2
+    from fusionviz.ui.app import run_app
+
+    options = {"device": opts.device, "mode": opts.mode, "benchmark_fusion": opts.benchmark_fusion}
+    return run_app(opts.path, capture_options=options)
+
+
+def _no_display() -> str:
+    """Why the window cannot open here (Qt would abort with a terse message), or ""."""
+    import os
+
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return ""
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return ""
+    return ("no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is "
+            "set). Run it in a desktop session, under Xvfb (xvfb-run fusionviz ...), or "
+            "with QT_QPA_PLATFORM=offscreen; `fusionviz capture` and `fusionviz summary` "
+            "need no display.")
+

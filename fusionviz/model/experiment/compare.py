@@ -1,0 +1,197 @@
+"""Compare two traces of the same script: the experiment table, verdicts and kernels.
+
+Graphs are paired by position (same script, same torch: the same graphs in the same
+order); kernels by the set of scheduler nodes they compute, since kernel names can
+change between variants while node names stay stable on one torch version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusionviz.model.queries import graph_summary
+from fusionviz.model.report.formatting import number
+from fusionviz.model.report.tables import csv_text, markdown_text
+from fusionviz.model.trace import Graph, Kernel, Trace
+
+Row = tuple[str, object, object, str]  # metric, value in A, value in B, change
+
+
+@dataclass(frozen=True)
+class VerdictChange:
+    """A candidate pair whose last recorded outcome differs between A and B."""
+
+    graph: int
+    pair: str
+    outcome_a: str
+    outcome_b: str
+
+
+@dataclass(frozen=True)
+class KernelDelta:
+    """A kernel (matched by its nodes) present in A, B or both, with its times."""
+
+    graph: int
+    nodes: tuple[str, ...]
+    name_a: str
+    name_b: str
+    ms_a: float | None
+    ms_b: float | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything the comparison view and the report show."""
+
+    label_a: str
+    label_b: str
+    rows: tuple[Row, ...]
+    verdicts: tuple[VerdictChange, ...]
+    kernels: tuple[KernelDelta, ...]
+
+    @property
+    def added(self) -> tuple[KernelDelta, ...]:
+        return tuple(k for k in self.kernels if not k.name_a)
+
+    @property
+    def removed(self) -> tuple[KernelDelta, ...]:
+        return tuple(k for k in self.kernels if not k.name_b)
+
+
+def _sum(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) if values else None
+
+
+def metrics(trace: Trace) -> dict[str, float | int | None]:
+    """The seed experiment's metrics for a whole trace (its graphs' summaries, summed)."""
+    per_graph = [graph_summary(g) for g in trace.graphs]
+    compiled = _sum(s["compiled_ms"] for s in per_graph)
+    eager = _sum(s["eager_ms"] for s in per_graph)
+    return {
+        "Compiled runtime (ms)": compiled,
+        "Eager runtime (ms)": eager,
+        "Compiled speedup vs eager": eager / compiled if compiled and eager else None,
+        "FX compile time (s)": sum(s["compile_s"] for s in per_graph),
+        "Fusion rounds": sum(s["rounds"] for s in per_graph),
+        "Net node reduction": sum(len(g.nodes) - len(g.final_groups) for g in trace.graphs),
+        "Kernels": sum(s["kernels"] for s in per_graph),
+        "Benchmark decisions": sum(s["benchmark_decisions"] for s in per_graph),
+        "Spill rejections": sum(s["spill_rejections"] for s in per_graph),
+    }
+
+
+def _change(a, b) -> str:
+    if a is None or b is None:
+        return ""
+    if isinstance(a, int) and isinstance(b, int):
+        return f"{b - a:+d}"
+    if a == 0:
+        return ""
+    return f"{(b - a) / abs(a) * 100:+.1f}%"
+
+
+def _outcomes(g: Graph) -> dict[frozenset, str]:
+    out = {}
+    for r in g.rounds:
+        for c in r.candidates:
+            out[frozenset((c.a, c.b))] = c.outcome
+    return out
+
+
+def _pair_label(key: frozenset) -> str:
+    return " + ".join(sorted("_".join(g) for g in key))
+
+
+def _verdicts(i: int, ga: Graph, gb: Graph) -> list[VerdictChange]:
+    a, b = _outcomes(ga), _outcomes(gb)
+    keys = sorted(a.keys() | b.keys(), key=_pair_label)
+    return [
+        VerdictChange(i, _pair_label(k), a.get(k, "not a candidate"), b.get(k, "not a candidate"))
+        for k in keys
+        if a.get(k) != b.get(k)
+    ]
+
+
+def _kernels(i: int, ga: Graph, gb: Graph) -> list[KernelDelta]:
+    def by_nodes(g: Graph) -> dict[frozenset, Kernel]:
+        return {frozenset(k.nodes): k for k in g.kernels}
+
+    a, b = by_nodes(ga), by_nodes(gb)
+    order = list(a) + [k for k in b if k not in a]
+    out = []
+    for key in order:
+        ka, kb = a.get(key), b.get(key)
+        nodes = (ka or kb).nodes
+        out.append(KernelDelta(i, tuple(nodes), ka.name if ka else "", kb.name if kb else "",
+                               ka.ms if ka else None, kb.ms if kb else None))
+    return out
+
+
+def _origin_names(node) -> frozenset[str]:
+    return frozenset(o.name for o in node.origins)
+
+
+def node_mapping(ga: Graph, gb: Graph) -> dict[str, str]:
+    """Node of ``ga`` → the same node in ``gb``: by name where the name exists in ``gb``
+    and the two nodes come from the same FX nodes (or neither records any); otherwise
+    the ``gb`` node sharing most FX origins (variants compiled under other settings
+    can number their nodes differently)."""
+    b_by_name = {n.name: n for n in gb.nodes}
+    by_origin: dict[str, list] = {}
+    for n in gb.nodes:
+        for o in _origin_names(n):
+            by_origin.setdefault(o, []).append(n)
+    out = {}
+    for n in ga.nodes:
+        origins = _origin_names(n)
+        same = b_by_name.get(n.name)
+        if same is not None and (_origin_names(same) == origins or not origins):
+            out[n.name] = n.name
+            continue
+        scores: dict[str, int] = {}
+        for o in origins:
+            for m in by_origin.get(o, ()):
+                scores[m.name] = scores.get(m.name, 0) + 1
+        if scores:
+            out[n.name] = max(scores, key=lambda k: (scores[k], k == n.name))
+        elif same is not None:
+            out[n.name] = n.name
+    return out
+
+
+def compare(a: Trace, b: Trace, label_a: str = "A", label_b: str = "B") -> Comparison:
+    """Compare trace ``b`` (the variant) against ``a`` (the baseline)."""
+    ma, mb = metrics(a), metrics(b)
+    rows = tuple((name, ma[name], mb[name], _change(ma[name], mb[name])) for name in ma)
+    verdicts, kernels = [], []
+    for i, (ga, gb) in enumerate(zip(a.graphs, b.graphs)):
+        verdicts += _verdicts(i, ga, gb)
+        kernels += _kernels(i, ga, gb)
+    return Comparison(label_a, label_b, rows, tuple(verdicts), tuple(kernels))
+
+
+def table_markdown(c: Comparison) -> str:
+    """The experiment table (seed 000's shape) as Markdown."""
+    return markdown_text(["Metric", c.label_a, c.label_b, "Change"],
+                         ([m, number(x), number(y), ch] for m, x, y, ch in c.rows)).rstrip("\n")
+
+
+def table_csv(c: Comparison) -> str:
+    return csv_text(["metric", c.label_a, c.label_b, "change"], c.rows)
+
+
+def report_markdown(c: Comparison, title: str = "") -> str:
+    """Table, verdict changes and kernel deltas as one Markdown report."""
+    parts = [f"## {title}\n" if title else "", table_markdown(c)]
+    if c.verdicts:
+        parts += ["", "### Verdicts that changed", "", markdown_text(
+            ["graph", "pair", c.label_a, c.label_b],
+            ([v.graph, v.pair, v.outcome_a, v.outcome_b] for v in c.verdicts))]
+    changed = [k for k in c.kernels if k.name_a != k.name_b or k.ms_a != k.ms_b]
+    if changed:
+        parts += ["", "### Kernels", "", markdown_text(
+            ["graph", "nodes", c.label_a, "ms", c.label_b, "ms"],
+            ([k.graph, ", ".join(k.nodes), k.name_a or "—", number(k.ms_a), k.name_b or "—",
+              number(k.ms_b)] for k in changed))]
+    return "\n".join(parts).strip() + "\n"

@@ -1,0 +1,272 @@
+"""What-if experiments: capture a script as a baseline and as variants, then compare.
+
+Every variant is its own capture child (fresh process, fresh cache directory, caches
+off), so no variant is ever served a cached baseline nor leaves one behind. Results
+go to a folder: one trace per variant, ``experiment.json`` (what was run) and
+``report.md`` / ``report.csv``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fusionviz.model.errors import TraceError
+from fusionviz.model.experiment import compare as cmp
+from fusionviz.model.report.formatting import number
+from fusionviz.model.report.tables import csv_text, markdown_text
+from fusionviz.model.run.runner import run_capture
+from fusionviz.model.trace import Candidate, Trace
+from fusionviz.model.tracefile.io import load_trace
+from fusionviz.model.whatif import Pair, WhatIf, matches
+
+Progress = Callable[[dict], None]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One capture of an experiment."""
+
+    label: str
+    file: str
+    trace: Trace
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A finished experiment: its captures and its Markdown report."""
+
+    kind: str
+    script: str
+    variants: tuple[Variant, ...]  # the baseline first
+    report: str
+
+
+def _capture(script, out_dir: Path, label, file, progress, i, n, **options) -> Variant:
+    if progress:
+        progress({"event": "variant", "index": i, "of": n, "label": label})
+
+    def forward(msg):
+        if progress:
+            progress({**msg, "variant": i})
+
+    trace = run_capture(script, str(out_dir / file), on_progress=forward, **options)
+    return Variant(label, file, trace)
+
+
+def _finish(kind: str, script: str, out_dir: Path, variants, report: str, csv: str) -> Experiment:
+    (out_dir / "report.md").write_text(report)
+    (out_dir / "report.csv").write_text(csv)
+    meta = {
+        "kind": kind, "script": script,
+        "variants": [{"label": v.label, "trace": v.file, "status": v.trace.script.status}
+                     for v in variants],
+        "report": "report.md",
+    }
+    (out_dir / "experiment.json").write_text(json.dumps(meta, indent=1))
+    return Experiment(kind, script, tuple(variants), report)
+
+
+def estimated_bytes(trace: Trace) -> int:
+    """Inductor's traffic estimate after the recorded fusions (all graphs)."""
+    total = 0
+    for g in trace.graphs:
+        total += sum(n.bytes for n in g.nodes)
+        total -= sum(f.bytes_saved for r in g.rounds for f in r.fusions)
+    return total
+
+
+def sweep_rows(variants) -> list[dict]:
+    """One row per 'fusion stopped after round k' variant, for the chart and table."""
+    rows = []
+    for v in variants:
+        m = cmp.metrics(v.trace)
+        rows.append({
+            "variant": v.label,
+            "kernels": m["Kernels"],
+            "nodes": sum(len(g.final_groups) for g in v.trace.graphs),
+            "est_bytes": estimated_bytes(v.trace),
+            "compiled_ms": m["Compiled runtime (ms)"],
+            "compile_s": m["FX compile time (s)"],
+        })
+    return rows
+
+
+def _rows_markdown(rows: list[dict]) -> str:
+    return markdown_text(list(rows[0]), ([number(v) for v in r.values()] for r in rows))
+
+
+def _rows_csv(rows: list[dict]) -> str:
+    return csv_text(list(rows[0]), (list(r.values()) for r in rows))
+
+
+def sweep_rounds(script: str, out_dir: str, *, progress: Progress | None = None,
+                 **options) -> Experiment:
+    """Recompile with fusion stopped after round k, for k = 0 … R (R: the baseline's rounds)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    base = _capture(script, out, "baseline", "baseline.json.gz", progress, 0, None, **options)
+    rounds = max((len(g.rounds) for g in base.trace.graphs), default=0)
+    n = rounds + 2
+    variants = [base]
+    for k in range(rounds + 1):
+        variants.append(_capture(script, out, f"after round {k}", f"round_{k}.json.gz",
+                                 progress, k + 1, n, whatif=WhatIf(stop_after_round=k), **options))
+    rows = sweep_rows(variants[1:])
+    report = (f"## Runtime after fusion round k: {Path(script).name}\n\n{_rows_markdown(rows)}\n"
+              + cmp.report_markdown(cmp.compare(base.trace, variants[1].trace, "all rounds",
+                                                "no fusion"), "All rounds vs no fusion"))
+    return _finish("sweep", script, out, variants, report, _rows_csv(rows))
+
+
+def ab(script: str, out_dir: str, config_b: dict, *, config_a: dict | None = None,
+       label_a: str = "", label_b: str = "", progress: Progress | None = None,
+       whatif_b: WhatIf | None = None, **options) -> Experiment:
+    """Capture under two settings (A: ``config_a``, B: ``config_b``) and compare them."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    base_cfg = options.pop("config", None) or {}
+    label_a = label_a or _label(config_a) or "default"
+    label_b = label_b or _label(config_b) or (whatif_b and _label(whatif_b.to_config())) or "variant"
+    a = _capture(script, out, label_a, "a.json.gz", progress, 0, 2,
+                 config={**base_cfg, **(config_a or {})}, **options)
+    b = _capture(script, out, label_b, "b.json.gz", progress, 1, 2,
+                 config={**base_cfg, **config_b}, whatif=whatif_b, **options)
+    c = cmp.compare(a.trace, b.trace, label_a, label_b)
+    report = cmp.report_markdown(c, f"{label_a} vs {label_b}: {Path(script).name}")
+    if whatif_b is not None:
+        report += "\n" + rule_notes(b.trace, whatif_b)
+    return _finish("ab", script, out, [a, b], report, cmp.table_csv(c))
+
+
+def _label(config: dict | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (config or {}).items())
+
+
+def rules(script: str, out_dir: str, whatif: WhatIf, **kwargs) -> Experiment:
+    """Baseline vs the same script under forbid/force/keep-spills rules."""
+    return ab(script, out_dir, {}, label_a="baseline", whatif_b=whatif, **kwargs)
+
+
+def pair_outcome(trace: Trace, rule: Pair) -> str:
+    """What happened to a forced or forbidden pair, in one sentence."""
+    for g in trace.graphs:
+        for group in g.final_groups:
+            if rule[0] in group and rule[1] in group:
+                return f"fused (graph {g.index})"
+    tries: list[tuple[int, int, Candidate]] = [
+        (g.index, r.index, c) for g in trace.graphs for r in g.rounds for c in r.candidates
+        if matches(rule, set(c.a), set(c.b))
+    ]
+    if not tries:
+        names = {n.name for g in trace.graphs for n in g.nodes}
+        missing = [x for x in rule if x not in names]
+        if missing:
+            return f"no such node: {', '.join(missing)}"
+        return "never a candidate"
+    gi, ri, c = tries[-1]
+    why = "; ".join(x.text for x in c.reasons) or c.outcome
+    prefix = "illegal" if c.forced and c.outcome == "rejected" else c.outcome
+    return f"{prefix} in graph {gi} round {ri}: {why}"
+
+
+def rule_notes(trace: Trace, whatif: WhatIf) -> str:
+    """Markdown lines saying what each rule did, and the spills that were timed."""
+    lines = ["### Rules", ""]
+    lines += [f"- force {a},{b}: {pair_outcome(trace, (a, b))}" for a, b in whatif.force]
+    lines += [f"- forbid {a},{b}: {pair_outcome(trace, (a, b))}" for a, b in whatif.forbid]
+    if whatif.keep_spills:
+        lines += ["- keep spills: spilling kernels were timed instead of vetoed", ""]
+        lines += spill_lines(trace)
+    return "\n".join(lines) + "\n"
+
+
+def spill_lines(trace: Trace) -> list[str]:
+    """Benchmarked pairs where some kernel spilled registers, with their times."""
+    rows = []
+    for g in trace.graphs:
+        for r in g.rounds:
+            for c in r.candidates:
+                b = c.benchmark
+                if not b or not any(k.n_spills for k in b.kernels):
+                    continue
+                spills = "/".join(str(k.n_spills) for k in b.kernels)
+                rows.append([g.index, r.index, f"{'_'.join(c.a)} + {'_'.join(c.b)}", c.outcome,
+                             spills, b.ms_a, b.ms_b, b.ms_fused, number(b.speedup)])
+    if not rows:
+        return ["(no benchmarked pair spilled)"]
+    return markdown_text(["graph", "round", "pair", "outcome", "spills (a/b/fused)", "ms a",
+                          "ms b", "ms fused", "speedup"], rows).splitlines()
+
+
+def keep_spills(script: str, out_dir: str, **kwargs) -> Experiment:
+    """benchmark_fusion with the spill veto (A) vs with spilling kernels timed (B)."""
+    return ab(script, out_dir, {"benchmark_fusion": True}, config_a={"benchmark_fusion": True},
+              label_a="spill veto", label_b="keep spills", whatif_b=WhatIf(keep_spills=True),
+              **kwargs)
+
+
+KINDS = ("sweep", "ab", "forbid", "force", "keep_spills")
+
+
+def _setting(key: str, value) -> str:
+    # Strings are quoted so the child's literal_eval reads them back as strings.
+    return f"{key}={value!r}" if isinstance(value, str) else f"{key}={value}"
+
+
+def experiment_argv(script: str, out_dir: str, kind: str, *, pairs=(), config: dict | None = None,
+                    config_a: dict | None = None, mode: str | None = None,
+                    benchmark_fusion: bool = False, device: str = "auto",
+                    timeout: float | None = None, script_args=(),
+                    graph: int | None = None) -> list[str]:
+    """The ``fusionviz experiment`` command line the GUI runs as a child.
+
+    ``kind`` is one of ``KINDS``; ``pairs`` are the (node, node) rules of forbid/force,
+    ``config``/``config_a`` the settings of sides B/A of an A/B run.
+    """
+    argv = [sys.executable, "-u", "-m", "fusionviz", "experiment", str(script), "--json-progress",
+            "-o", str(out_dir), "--device", device]
+    if kind == "sweep":
+        argv.append("--sweep-rounds")
+    elif kind == "ab":
+        if not config:
+            raise ValueError("an A/B experiment needs at least one setting for side B")
+        argv += [a for k, v in config.items() for a in ("--ab", _setting(k, v))]
+        argv += [a for k, v in (config_a or {}).items() for a in ("--ab-base", _setting(k, v))]
+    elif kind in ("forbid", "force"):
+        if not pairs:
+            raise ValueError(f"--{kind} needs at least one pair of nodes")
+        argv += [a for x, y in pairs for a in (f"--{kind}", f"{x},{y}")]
+        if graph is not None:
+            argv += ["--graph", str(graph)]
+    elif kind == "keep_spills":
+        argv.append("--keep-spills")
+    else:
+        raise ValueError(f"unknown experiment kind {kind!r} (one of {', '.join(KINDS)})")
+    if mode:
+        argv += ["--mode", mode]
+    if benchmark_fusion:
+        argv.append("--benchmark-fusion")
+    if timeout is not None:
+        argv += ["--timeout", str(timeout)]
+    return [*argv, "--", *map(str, script_args)]
+
+
+def read_experiment(folder: str | Path) -> Experiment:
+    """The experiment a ``fusionviz experiment`` run left in ``folder``; ValueError if none."""
+    folder = Path(folder)
+    try:
+        meta = json.loads((folder / "experiment.json").read_text())
+        variants = tuple(Variant(v["label"], v["trace"], load_trace(folder / v["trace"]))
+                         for v in meta["variants"])
+        report_path = folder / meta.get("report", "report.md")
+        report = report_path.read_text() if report_path.is_file() else ""
+        kind, script = meta["kind"], meta.get("script", "")
+    except (OSError, ValueError, KeyError, TypeError, TraceError) as e:
+        raise ValueError(f"{folder} is not a readable experiment folder: {e}") from e
+    if len(variants) < 2:
+        raise ValueError(f"{folder}: an experiment needs two captures, found {len(variants)}")
+    return Experiment(kind, script, variants, report)

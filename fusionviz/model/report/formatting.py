@@ -1,0 +1,57 @@
+"""How numbers and cells are written, everywhere: reports, the CLI, tables and panes.
+
+One place, so a time reads the same in the summary, the ledger and the comparison.
+"""
+
+from __future__ import annotations
+
+DASH = "-"  # an absent value in text reports (Markdown, the CLI)
+
+
+def number(value, digits: int = 3, none: str = DASH) -> str:
+    """A report cell: floats with ``digits`` decimals, None as ``none``, else ``str``."""
+    if value is None:
+        return none
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def ms(value: float | None, none: str = DASH) -> str:
+    """``1.23456`` → ``"1.235 ms"``."""
+    return none if value is None else f"{value:.3f} ms"
+
+
+def byte_size(n: int | None, none: str = "–") -> str:
+    """``1536`` → ``"1.5 KiB"``."""
+    if n is None:
+        return none
+    size = float(n)
+    for unit in ("B", "KiB", "MiB"):
+        if abs(size) < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
+def cell(value) -> str:
+    """A table cell on screen: floats to 4 significant digits, sequences and dicts
+    spelled out, None empty."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, tuple | list):
+        return ", ".join(cell(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={cell(v)}" for k, v in value.items())
+    return str(value)
+
+
+def group(value) -> str:
+    """A cell of an exported table: a group of nodes as ``op1+op2``, None empty."""
+    if value is None:
+        return ""
+    if isinstance(value, tuple | list):
+        return "+".join(map(str, value))
+    return str(value)

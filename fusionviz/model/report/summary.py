@@ -1,0 +1,75 @@
+"""Plain-text summary of a trace: the script, each graph, its rounds and kernels."""
+
+from __future__ import annotations
+
+from fusionviz.model.queries import graph_summary
+from fusionviz.model.report.formatting import ms
+from fusionviz.model.trace import Graph, Round, Trace
+
+
+def header_lines(trace: Trace) -> list[str]:
+    s, env = trace.script, trace.env
+    lines = [
+        f"script   {s.path} {' '.join(s.argv)}".rstrip(),
+        f"status   {s.status}" + (f": {s.message}" if s.message else ""),
+        f"torch    {env.get('torch', '?')}  triton {env.get('triton') or '-'}  "
+        f"device {env.get('device_name', '?')}",
+    ]
+    settings = {k: v for k, v in trace.config.items() if v not in (None, False, "")}
+    if settings:
+        lines.append("config   " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())))
+    if trace.capabilities.missing:
+        lines.append("not recorded on this torch: " + ", ".join(trace.capabilities.missing))
+    lines += [f"warning  {w}" for w in trace.warnings]
+    lines += [f"problem  {p.where}: {p.message}" for p in trace.problems]
+    return lines
+
+
+def graph_lines(g: Graph) -> list[str]:
+    t, s = g.timing, graph_summary(g)
+    speed = f" ({s['speedup_vs_eager']:.2f}x vs eager)" if s["speedup_vs_eager"] else ""
+    lines = [
+        f"graph {g.index} [{g.kind}, compile id {g.compile_id}, {g.device}/{g.backend}]: "
+        f"{s['nodes']} nodes -> {len(g.final_groups)} after {s['rounds']} rounds "
+        f"({s['fusions']} fusions, {s['benchmark_decisions']} benchmark decisions), "
+        f"{s['kernels']} kernels",
+        f"  compile {g.compile_s:.2f} s (fusion {g.fusion_s:.3f} s); "
+        f"compiled {ms(t and t.compiled_ms)}, eager {ms(t and t.eager_ms)}{speed}",
+    ]
+    for k in g.kernels:
+        regs = f"  regs {k.n_regs} spills {k.n_spills}" if k.n_regs is not None else ""
+        lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{regs}")
+    lines += [f"  warning: {w}" for w in g.warnings]
+    return lines
+
+
+def round_lines(r: Round) -> list[str]:
+    tag = " (reorder)" if r.reorder else ""
+    lines = [
+        f"  round {r.index}{tag}: {len(r.groups_before)} -> {len(r.groups_after)} nodes, "
+        f"{len(r.candidates)} candidates, {r.wall_s * 1e3:.1f} ms"
+    ]
+    for c in r.candidates:
+        why = "; ".join(x.text for x in c.reasons)
+        b = c.benchmark
+        bench = f" speedup {b.speedup:.3f}x" if b and b.speedup else ""
+        bench += f" spill({b.spill})" if b and b.spill else ""
+        lines.append(
+            f"    #{c.rank} {'_'.join(c.a)} + {'_'.join(c.b)}: {c.outcome}{bench}"
+            + (f" ({why})" if why else "")
+        )
+    return lines
+
+
+def summary_text(trace: Trace, *, rounds: bool = False) -> str:
+    """The whole summary; with ``rounds`` also every round's candidate ledger."""
+    lines = header_lines(trace)
+    if not trace.graphs:
+        lines.append("no compiled graphs were recorded")
+    for g in trace.graphs:
+        lines.append("")
+        lines += graph_lines(g)
+        if rounds:
+            for r in g.rounds:
+                lines += round_lines(r)
+    return "\n".join(lines)

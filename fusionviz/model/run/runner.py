@@ -1,0 +1,220 @@
+"""Start the capture child process and settle how it ended (no torch, no Qt here).
+
+The GUI drives the child through QProcess with ``capture_argv``/``capture_env`` and
+calls ``finalize_trace`` when it exits (then loads the trace, once); the CLI and the
+tests use ``run_capture``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from fusionviz.model.errors import TraceError
+from fusionviz.model.run.process_tree import kill_tree
+from fusionviz.model.run.protocol import parse_progress
+from fusionviz.model.trace import Script, Trace
+from fusionviz.model.tracefile import io as tracefile
+from fusionviz.model.whatif import WhatIf
+
+__all__ = [
+    "capture_argv", "capture_env", "default_example", "examples", "finalize_trace",
+    "run_capture",
+]
+
+
+def examples() -> dict[str, str]:
+    """Bundled example scripts: name → path (works from a plain install)."""
+    root = resources.files("fusionviz.assets") / "examples"
+    return {
+        p.name[:-3]: str(p)
+        for p in sorted(root.iterdir(), key=lambda p: p.name)
+        if p.name.endswith(".py") and not p.name.startswith("_")
+    }
+
+
+def default_example() -> str:
+    """The example the app captures when started with no argument."""
+    return examples()["mlp_block"]
+
+
+def capture_argv(
+    script: str,
+    out: str,
+    *,
+    mode: str | None = None,
+    benchmark_fusion: bool = False,
+    config: dict | None = None,
+    device: str = "auto",
+    script_args=(),
+    timing: bool = True,
+    whatif: WhatIf | None = None,
+) -> list[str]:
+    """The command line that runs ``script`` under capture, writing ``out``."""
+    argv = [sys.executable, "-u", "-m", "fusionviz.model.capture", "--out", str(out),
+            "--device", device]
+    if mode:
+        argv += ["--mode", mode]
+    if benchmark_fusion:
+        argv.append("--benchmark-fusion")
+    for key, value in (config or {}).items():
+        argv += ["--config", f"{key}={value!r}" if isinstance(value, str) else f"{key}={value}"]
+    if not timing:
+        argv.append("--no-timing")
+    if whatif is not None:
+        argv += whatif.to_argv()
+    return [*argv, "--", str(script), *map(str, script_args)]
+
+
+def capture_env(cache_dir: str) -> dict[str, str]:
+    """The child's environment: a fresh Inductor/Triton cache so the scheduler runs."""
+    env = dict(os.environ)
+    env.update(
+        TORCHINDUCTOR_CACHE_DIR=str(Path(cache_dir) / "inductor"),
+        TRITON_CACHE_DIR=str(Path(cache_dir) / "triton"),
+        TORCHINDUCTOR_FORCE_DISABLE_CACHES="1",
+        PYTHONUNBUFFERED="1",
+    )
+    src = str(Path(__file__).resolve().parents[3])  # make the package importable as-is
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def finalize_trace(
+    out: str,
+    *,
+    exit_code: int | None,
+    status: str | None = None,
+    stderr_tail: str = "",
+    script: str = "",
+) -> Script:
+    """Settle the script's status in the trace after the child ended; return it.
+
+    A child that ran to its end wrote the final status itself: the file is left as it
+    is (only its core line is read). Otherwise (a crash, a timeout, a cancel) the
+    status is written into the core line; a child that died before writing anything
+    still gets a trace, holding its exit status and the end of its stderr.
+    """
+    try:
+        recorded = tracefile.read_script(out)
+    except TraceError:
+        recorded = None
+    if recorded is not None and status is None and recorded.status != "running":
+        return recorded
+    s = recorded or Script(path=script)
+    if status is None:
+        status = s.status if s.status != "running" else _status_from_code(exit_code)
+    settled = dataclasses.replace(
+        s, status=status, exit_code=exit_code if s.exit_code is None else s.exit_code,
+        message=s.message or _message(status, exit_code),
+        traceback=s.traceback or (stderr_tail if status != "ok" else ""),
+    )
+    try:
+        tracefile.replace_script(out, settled)
+    except (TraceError, OSError):
+        tracefile.save_trace(Trace(script=settled), out)  # nothing readable was written
+    return settled
+
+
+def _status_from_code(code: int | None) -> str:
+    if code is None or code < 0:
+        return "crashed"
+    return "error" if code else "ok"
+
+
+def _message(status: str, code: int | None) -> str:
+    if status == "crashed":
+        name = _signal_name(code)
+        return f"the script's process died{f' ({name})' if name else ''}; graphs captured before are kept"
+    if status == "timeout":
+        return "the script ran past the time limit and was stopped; graphs captured before are kept"
+    if status == "cancelled":
+        return "the capture was cancelled; graphs captured before are kept"
+    if status == "error":
+        return f"the script failed (exit status {code})"
+    return ""
+
+
+def _signal_name(code: int | None) -> str:
+    if code is None or code >= 0:
+        return ""
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def run_capture(
+    script: str,
+    out: str,
+    *,
+    timeout: float | None = None,
+    on_progress: Callable[[dict], None] | None = None,
+    on_output: Callable[[str], None] | None = None,
+    **options,
+) -> Trace:
+    """Run the capture child to the end (or ``timeout`` seconds) and return the trace."""
+    with tempfile.TemporaryDirectory(prefix="fusionviz-cache-") as cache:
+        proc = subprocess.Popen(
+            capture_argv(script, out, **options), env=capture_env(cache),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )
+        err: list[str] = []
+        reader = threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)
+        reader.start()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        timer = _killer(proc, timeout)
+        try:
+            for line in proc.stdout:
+                msg = parse_progress(line.rstrip("\n"))
+                if msg is not None and on_progress:
+                    on_progress(msg)
+                elif msg is None and on_output:
+                    on_output(line.rstrip("\n"))
+            code = proc.wait()
+        except BaseException:  # Ctrl+C, or a callback raised: never leave the child behind
+            _kill_group(proc)
+            proc.wait()
+            raise
+        finally:
+            if timer:
+                timer.cancel()
+        reader.join(5)
+        proc.stdout.close()
+        if not reader.is_alive():  # else a process the script left behind still holds it
+            proc.stderr.close()
+        timed_out = deadline is not None and time.monotonic() >= deadline and code != 0
+        finalize_trace(
+            out, exit_code=code, status="timeout" if timed_out else None,
+            stderr_tail="".join(err)[-8000:], script=str(script),
+        )
+        return tracefile.load_trace(out)
+
+
+def _drain(stream, sink: list[str]) -> None:
+    for line in stream:
+        sink.append(line)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the child and everything it started (it leads its own session)."""
+    kill_tree(proc.pid)
+    proc.kill()  # where there are no sessions; a no-op on a child already gone
+
+
+def _killer(proc: subprocess.Popen, timeout: float | None):
+    if timeout is None:
+        return None
+    timer = threading.Timer(timeout, _kill_group, args=(proc,))
+    timer.daemon = True
+    timer.start()
+    return timer

@@ -1,0 +1,29 @@
+"""Upgrade older trace dicts to the current version, one step per version bump.
+
+Each entry of ``STEPS`` maps version N to a pure function taking the dict of a
+version-N trace and returning the dict of a version-(N+1) trace. Every released
+version keeps a fixture under ``tests/data/`` that must still load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fusionviz.model.trace import VERSION
+
+
+def _same_data(data: dict) -> dict:
+    """1 -> 2: the file became JSON Lines (``tracefile.parts``); the data is unchanged."""
+    return data
+
+
+STEPS: dict[int, Callable[[dict], dict]] = {1: _same_data}
+
+
+def upgrade(data: dict, version: int) -> dict:
+    """Apply every step from ``version`` up to the current VERSION."""
+    while version < VERSION:
+        data = STEPS[version](data)
+        version += 1
+        data["version"] = version
+    return data

@@ -1,0 +1,122 @@
+"""The file layout of a trace: one JSON line for the core, then one per bulky part.
+
+A trace file (version 2 on) is JSON Lines. Line 1 is the trace without its bulk:
+nodes without reads/writes/origins, rounds without their candidates and verdicts. Then, graph by graph, the nodes' details in lines of ``chunk`` nodes (each a
+list of ``[reads, writes, origins]``), and for every round one line per field of
+``ROUND_PARTS``. A lazy load parses line 1 only (under half of a big trace's bytes) and
+each other line when a field in it is first read; an eager load puts every part back
+in place. A single JSON document (version 1, or a hand-written trace) still loads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from fusionviz.model.errors import TraceError
+from fusionviz.model.lazy import Part
+
+NODE_PARTS = ("reads", "writes", "origins")
+ROUND_PARTS = ("candidates", "verdicts")  # groups stay in the core: every step reads them
+CHUNK = 1000  # nodes per line of details: each line parses in a few milliseconds
+
+
+def encode(data: dict, dumps: Callable[[object], bytes]) -> bytes:
+    """The lines of trace dict ``data`` (consumed: its bulk moves to the part lines)."""
+    lines = []
+    for graph in data.get("graphs", ()):
+        details = [[node.pop(k, []) for k in NODE_PARTS] for node in graph.get("nodes", ())]
+        lines += [dumps(details[i:i + CHUNK]) for i in range(0, len(details), CHUNK)]
+        for rnd in graph.get("rounds", ()):
+            lines += [dumps(rnd.pop(k, [])) for k in ROUND_PARTS]
+    data["parts"] = {"chunk": CHUNK, "lines": len(lines)}
+    return b"\n".join([dumps(data), *lines]) + b"\n"
+
+
+def split(raw: bytes, parse: Callable[[bytes], object]) -> tuple[object, PartStore | None]:
+    """(the trace's core JSON, the store of its part lines); a single JSON document
+    (no part lines) gives (the document, None)."""
+    end = raw.find(b"\n")
+    if end > 0:
+        try:
+            core = parse(raw[:end])
+        except (ValueError, UnicodeDecodeError):
+            core = None  # e.g. indented JSON: its first line is not a document
+        if isinstance(core, dict) and "parts" in core:
+            return core, PartStore(raw[end + 1:].split(b"\n"), core.pop("parts"), parse)
+    return parse(raw), None
+
+
+class PartStore:
+    """The part lines of one file, each parsed on first use."""
+
+    def __init__(self, lines: list[bytes], layout: object, parse) -> None:
+        if lines and not lines[-1]:
+            lines.pop()  # the final newline
+        if not isinstance(layout, dict) or not isinstance(layout.get("chunk"), int) \
+                or layout.get("lines") != len(lines) or layout["chunk"] < 1:
+            raise TraceError(f"the file's parts are incomplete: {len(lines)} lines of "
+                             f"{layout.get('lines') if isinstance(layout, dict) else '?'}")
+        self.lines: list[bytes | None] = lines
+        self.chunk: int = layout["chunk"]
+        self._parse = parse
+        self._parsed: dict[int, object] = {}
+        self._uses = [0] * len(lines)  # lazy fields still to read from each line
+        # Equal tuples of names built from this file share one object (see
+        # build._SHARED): the core's and every lazily built part's.
+        self.shared: dict[tuple, tuple] = {}
+
+    def parsed(self, line: int) -> object:
+        if line not in self._parsed:
+            try:
+                self._parsed[line] = self._parse(self.lines[line])
+            except (ValueError, UnicodeDecodeError) as e:
+                raise TraceError(f"part line {line + 2} of the file is not JSON: {e}") from e
+            self.lines[line] = None  # the text is done with
+        return self._parsed[line]
+
+    def get(self, line: int, path: tuple[int, ...]) -> object:
+        """The value at ``path`` in part ``line`` (for a lazy field: see ``Part``). A
+        line is let go once each of its fields has been read."""
+        value = self.parsed(line)
+        try:
+            for k in path:
+                value = value[k]
+        except (TypeError, IndexError, KeyError) as e:
+            raise TraceError(f"part line {line + 2} of the file does not have the shape of "
+                             f"its part: {e!r}") from e
+        self._uses[line] -= 1
+        if not self._uses[line]:
+            del self._parsed[line]
+        return value
+
+    def attach(self, core: dict, lazy: bool) -> dict:
+        """Put each part in its place in ``core``: itself (eager), or a ``Part`` that
+        says where it is (lazy). Returns ``core``."""
+        line = 0
+        try:
+            for graph in core.get("graphs", ()):
+                nodes = graph.get("nodes", ())
+                for start in range(0, len(nodes), self.chunk):
+                    chunk = None if lazy else self.parsed(line)
+                    for i, node in enumerate(nodes[start:start + self.chunk]):
+                        for k, name in enumerate(NODE_PARTS):
+                            node[name] = (Part(self, line, (i, k)) if lazy
+                                          else chunk[i][k])
+                    self._uses[line] = len(NODE_PARTS) * len(nodes[start:start + self.chunk])
+                    line += 1
+                for rnd in graph.get("rounds", ()):
+                    for name in ROUND_PARTS:
+                        rnd[name] = Part(self, line) if lazy else self.parsed(line)
+                        self._uses[line] = 1
+                        line += 1
+        except (TypeError, AttributeError, IndexError, KeyError) as e:
+            raise TraceError(f"the file's parts do not match its graphs: {e!r}") from e
+        if line != len(self.lines):
+            raise TraceError(f"the file's parts do not match its graphs: {len(self.lines)} "
+                             f"lines for {line} parts")
+        return core
+
+
+def dumps_stdlib(value: object) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()

@@ -1,0 +1,371 @@
+"""The scheduler node graph: one stable layout, fused groups restyled per fusion step.
+
+Builds tiles (``items``) from ``model.layout`` once per graph, restyles only the
+tiles of nodes whose group changed when the step changes, and turns clicks, hovers and
+searches into ``ViewState`` writes. Zoom: wheel, +/-; pan: drag; fit: F.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPixmapCache
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
+
+from fusionviz.model.gc_pause import gc_paused
+from fusionviz.model.layout.sugiyama import layout
+from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
+from fusionviz.model.queries import kernel_of_node
+from fusionviz.ui.graph.items import OverlayItem, build_tiles
+from fusionviz.ui.graph.minimap import MiniMap
+from fusionviz.ui.graph.paint import GraphPaint, matches, node_tooltip
+from fusionviz.ui.theme import graph_colors, is_dark
+from fusionviz.ui.view_state import ViewState
+
+SIZES = {"node_width": 170.0, "node_height": 44.0, "h_gap": 24.0, "v_gap": 56.0}
+ZOOM_STEP = 1.25
+MAX_SCALE = 4.0
+
+
+class GraphView(QGraphicsView):
+    """Zoomable, searchable view of the current graph at the current fusion step."""
+
+    sig_hits_changed = Signal(int)
+    """A search finished; argument: number of matching nodes."""
+    sig_zoomed = Signal()
+    """The scale changed (zoom or fit); scrolling is seen on the scroll bars."""
+    sig_node_menu = Signal(str, QPoint)
+    """Right click; arguments: the node under the mouse ("" for none), global position.
+    A node not yet selected is selected first (added to a single selection, as a pair)."""
+
+    def __init__(self, state: ViewState, parent=None) -> None:
+        super().__init__(parent)
+        # Room for the edge tiles' cached pixmaps of a zoomed-in view (several
+        # viewport-sized ones); Qt's default 10 MB would evict them every frame.
+        QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), 64 * 1024))
+        self.state = state
+        self.setScene(QGraphicsScene(self))
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setMouseTracking(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.paint_data: GraphPaint | None = None
+        self.kernel_of: dict = {}
+        self._tiles: dict = {}
+        self._tile_index = None
+        self._layouts: dict[int, object] = {}
+        self._styles: dict[int, tuple] = {}
+        self._overlay: OverlayItem | None = None
+        self._hits: list[int] = []
+        self._hit_pos = -1
+        self._hover = -1
+        self.message = ("Open a trace (Ctrl+O) or capture a script (Ctrl+Shift+O), "
+                        "or drop a file here.")
+        self.minimap = MiniMap(self)
+        state.sig_trace_changed.connect(self._layouts.clear)
+        state.sig_graph_changed.connect(self._on_graph_changed)
+        state.sig_step_changed.connect(self._on_step_changed)
+        state.sig_selection_changed.connect(self._update_overlay)
+        state.sig_pair_changed.connect(self._on_pair_changed)
+        state.sig_kernel_changed.connect(self._on_kernel_changed)
+        self.horizontalScrollBar().valueChanged.connect(self.minimap.update)
+        self.verticalScrollBar().valueChanged.connect(self.minimap.update)
+        self.set_dark(is_dark())
+        self._on_graph_changed()
+
+    # ---- building and restyling -------------------------------------------------
+    def _layout_of(self, graph):
+        if self.state.graph_index not in self._layouts:
+            names = [n.name for n in graph.nodes]
+            edges = [(e.src, e.dst) for e in graph.edges]
+            self._layouts[self.state.graph_index] = layout(names, edges, **SIZES)
+        return self._layouts[self.state.graph_index]
+
+    def _on_graph_changed(self, *_args) -> None:
+        self.scene().clear()
+        self.paint_data, self._overlay, self._tiles, self._styles = None, None, {}, {}
+        self._hits, self._hit_pos, self._hover = [], -1, -1
+        graph = self.state.graph
+        if graph is not None:
+            # Building a big scene allocates ~10^5 small objects, none cyclic, while
+            # the trace holds ~10^6 more that each automatic collection would rescan
+            # (0.5 s of a 20k-node open).
+            with gc_paused():
+                self._build(graph)
+        self.minimap.set_paint(self.paint_data)
+        self.fit()
+
+    def _build(self, graph) -> None:
+        lay = self._layout_of(graph)
+        self.kernel_of = kernel_of_node(graph)
+        colors = kernel_colors(graph.kernels)
+        by_node = [colors.get(self.kernel_of[n].name, NO_KERNEL_COLOR)
+                   if n in self.kernel_of else NO_KERNEL_COLOR for n in lay.names]
+        paint = GraphPaint(graph, lay, by_node, SIZES)
+        paint.colors = graph_colors(self._dark)
+        self.paint_data = paint
+        self._tiles, self._tile_index = build_tiles(paint)
+        scene = self.scene()
+        for layer in self._tiles.values():
+            for item in layer:
+                if item is not None:
+                    scene.addItem(item)
+        self._overlay = OverlayItem(paint)
+        scene.addItem(self._overlay)
+        margin = 60.0
+        scene.setSceneRect(QRectF(-margin, -margin, float(lay.width) + 2 * margin,
+                                  float(lay.height) + 2 * margin))
+        self._on_step_changed(self.state.step)
+
+    def prepare_step(self, k: int) -> None:
+        """Compute the node styles of step ``k`` ahead of its first visit."""
+        steps = self.state.steps
+        if self.paint_data is not None and k not in self._styles and 0 <= k < len(steps):
+            step = steps[k]
+            self._styles[k] = self.paint_data.step_style(step.groups, step.changed)
+
+    def _on_step_changed(self, step: int) -> None:
+        paint, steps = self.paint_data, self.state.steps
+        if paint is None or not steps:
+            return
+        k = max(0, min(step, len(steps) - 1))  # the step shown (see ViewState.current_step)
+        self.prepare_step(k)
+        touched = paint.apply_style(self._styles[k])
+        for t in self._tile_index.tiles_of(touched):
+            for layer in ("border", "fill", "nodes"):
+                self._tiles[layer][t].invalidate()
+        # One repaint of what is visible; per-tile update() calls cost ~0.1 ms each.
+        self.scene().update()
+        self._update_overlay()
+
+    def set_dark(self, dark: bool) -> None:
+        self._dark = dark
+        colors = graph_colors(dark)
+        self.setBackgroundBrush(colors.background)
+        if self.paint_data is not None:
+            self.paint_data.colors = colors
+            for layer in self._tiles.values():
+                for item in layer:
+                    if item is not None:
+                        item.invalidate()
+            self.scene().update()
+        self.minimap.set_paint(self.paint_data)
+
+    def set_message(self, text: str) -> None:
+        """What the empty view says (e.g. the capture's progress)."""
+        self.message = text
+        self.viewport().update()
+
+    def drawForeground(self, painter, rect) -> None:  # noqa: N802 (Qt override)
+        if self.paint_data is not None and self.paint_data.names:
+            return
+        painter.save()
+        painter.resetTransform()  # viewport coordinates: centered whatever the zoom
+        painter.setPen(graph_colors(self._dark).subtext)
+        text = self.message if self.state.graph is None else "This graph has no nodes."
+        painter.drawText(self.viewport().rect().adjusted(40, 40, -40, -40),
+                         Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+        painter.restore()
+
+    # ---- queries (used by tests, export and the window) ---------------------------
+    def group_of_node(self, name: str) -> tuple[str, ...]:
+        """The group shown around ``name`` at the current step (itself when alone)."""
+        paint = self.paint_data
+        i = paint.index[name]
+        if not paint.multi[i]:
+            return (name,)
+        members = np.flatnonzero(paint.group_id == paint.group_id[i]).tolist()
+        return tuple(paint.names[j] for j in members)
+
+    def node_color(self, name: str) -> str:
+        """Hex color the node's region and box are painted in at the current step."""
+        return self.paint_data.region_color(self.paint_data.index[name])
+
+    def node_scene_pos(self, name: str) -> QPointF:
+        i = self.paint_data.index[name]
+        return QPointF(float(self.paint_data.x[i]), float(self.paint_data.y[i]))
+
+    @property
+    def overlay(self) -> OverlayItem | None:
+        return self._overlay
+
+    # ---- selection and highlighting ----------------------------------------------
+    def click_node(self, name: str, *, add: bool = False) -> None:
+        """Select ``name`` (and its kernel); with ``add``, keep the last one too (2 max)."""
+        prev = self.state.selected_nodes
+        sel = (prev[-1], name) if add and prev and prev[-1] != name else (name,)
+        self.state.select_nodes(sel)
+        kernel = self.kernel_of.get(name)
+        self.state.select_kernel(kernel.name if kernel is not None else "")
+
+    def _ids(self, names) -> list[int]:
+        index = self.paint_data.index
+        return [index[n] for n in names if n in index]
+
+    def _update_overlay(self, *_args) -> None:
+        if self._overlay is None:
+            return
+        pair = self.state.pair or ((), ())
+        self._overlay.set_marks(self._ids(self.state.selected_nodes),
+                                (self._ids(pair[0]), self._ids(pair[1])), self._hits,
+                                self._ids(self._kernel_nodes()))
+
+    def _kernel_nodes(self) -> tuple[str, ...]:
+        graph = self.state.graph
+        kernel = next((k for k in graph.kernels if k.name == self.state.kernel), None) \
+            if graph is not None and self.state.kernel else None
+        return kernel.nodes if kernel is not None else ()
+
+    def _on_kernel_changed(self, _name: str) -> None:
+        self._update_overlay()
+        if self.paint_data is not None:
+            self.center_on(self._ids(self._kernel_nodes()))
+
+    def _on_pair_changed(self) -> None:
+        self._update_overlay()
+        if self.state.pair and self.paint_data is not None:
+            self.center_on(self._ids([*self.state.pair[0], *self.state.pair[1]]))
+
+    def center_on(self, ids: list[int]) -> None:
+        if not ids:
+            return
+        rects = self.paint_data.rects
+        box = QRectF(rects[ids[0]])
+        for i in ids[1:]:
+            box = box.united(rects[i])
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        if not visible.contains(box):
+            self.centerOn(box.center())
+
+    # ---- search ---------------------------------------------------------------------
+    def find(self, text: str) -> list[str]:
+        """Mark nodes whose name, buffers, ops or origins contain ``text``; show the first."""
+        text = text.strip().lower()
+        paint = self.paint_data
+        self._hits = [] if not text or paint is None else [
+            i for i, node in enumerate(paint.nodes) if matches(paint.names[i], node, text)
+        ]
+        self._hit_pos = -1
+        self._update_overlay()
+        self.sig_hits_changed.emit(len(self._hits))
+        self.find_next()
+        return [paint.names[i] for i in self._hits] if paint else []
+
+    def find_next(self) -> None:
+        if self._hits:
+            self._hit_pos = (self._hit_pos + 1) % len(self._hits)
+            i = self._hits[self._hit_pos]
+            self.centerOn(self.node_scene_pos(self.paint_data.names[i]))
+
+    # ---- zoom -----------------------------------------------------------------------
+    def fit(self) -> None:
+        if self.paint_data is None or not self.paint_data.names:
+            return
+        self.resetTransform()
+        self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.transform().m11() > 1.0:  # small graphs: readable size, not blown up
+            self.resetTransform()
+            self.centerOn(self.scene().sceneRect().center())
+        self.minimap.update()
+        self.sig_zoomed.emit()
+
+    def zoom(self, factor: float) -> None:
+        scale = self.transform().m11()
+        factor = min(factor, MAX_SCALE / scale)
+        self.scale(factor, factor)
+        self.minimap.update()
+        self.sig_zoomed.emit()
+
+    def zoom_in(self) -> None:
+        self.zoom(ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.zoom(1 / ZOOM_STEP)
+
+    def wheelEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        self.zoom(ZOOM_STEP ** (event.angleDelta().y() / 120))
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        key = event.key()
+        if key == Qt.Key.Key_F:
+            self.fit()
+        elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_in()
+        elif key == Qt.Key.Key_Minus:
+            self.zoom_out()
+        else:
+            super().keyPressEvent(event)
+
+    # ---- mouse --------------------------------------------------------------------------
+    def _node_under(self, pos) -> int:
+        if self.paint_data is None:
+            return -1
+        return self.paint_data.node_at(self.mapToScene(pos))
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        i = self._node_under(event.position().toPoint())
+        if event.button() == Qt.MouseButton.LeftButton and i >= 0:
+            add = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+            self.click_node(self.paint_data.names[i], add=add)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        # The view took the press (a node click, or the start of a pan): its release is
+        # the view's too, not the parent's, even when no scene item grabbed the mouse.
+        super().mouseReleaseEvent(event)
+        event.accept()
+
+    def contextMenuEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        i = self._node_under(event.pos())
+        name = self.paint_data.names[i] if i >= 0 else ""
+        sel = self.state.selected_nodes
+        if name and name not in sel:
+            self.click_node(name, add=len(sel) == 1)
+        self.sig_node_menu.emit(name, event.globalPos())
+        event.accept()
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().mouseMoveEvent(event)
+        if event.buttons() != Qt.MouseButton.NoButton:
+            return
+        i = self._node_under(event.position().toPoint())
+        if i != self._hover:
+            self._hover = i
+            if i < 0:
+                QToolTip.hideText()
+            else:
+                tip = node_tooltip(self.paint_data, i, self.kernel_of, self.group_of_node)
+                QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        self.minimap.reposition()
+
+    # ---- rendering for export ---------------------------------------------------------
+    def render_image(self, max_side: int = 8000, scale: float = 1.0) -> QImage:
+        """The whole graph at the current step as an image (text kept when it fits)."""
+        source = self.scene().sceneRect()
+        scale = min(scale, max_side / max(source.width(), source.height(), 1.0))
+        size = (max(1, int(source.width() * scale)), max(1, int(source.height() * scale)))
+        image = QImage(*size, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(QColor(graph_colors(self._dark).background))
+        painter = QPainter(image)
+        self.render_scene(painter, QRectF(0, 0, *size), source)
+        painter.end()
+        return image
+
+    def render_scene(self, painter: QPainter, target: QRectF, source: QRectF) -> None:
+        """``scene().render`` for export: items paint themselves, not their cached
+        pixmaps (an SVG or PDF keeps its edges as vector paths)."""
+        cached = [(item, item.cacheMode()) for item in self.scene().items()
+                  if item.cacheMode() != QGraphicsItem.CacheMode.NoCache]
+        for item, _ in cached:
+            item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        try:
+            self.scene().render(painter, target, source)
+        finally:
+            for item, mode in cached:
+                item.setCacheMode(mode)

@@ -1,0 +1,294 @@
+"""The kernel pane: a kernel's facts and highlighted source, alone or two side by side.
+
+It shows ``state.kernel`` (or the kernel of the first selected node), lists the
+graph's kernels in a combo box with their colors, and writes the user's choice
+back with ``state.select_kernel``. Both combo boxes read one list model that answers
+from the kernel names on demand, so a graph of thousands of kernels fills it at once.
+"""
+
+from __future__ import annotations
+
+import html
+from functools import lru_cache
+
+from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, QObject, Qt
+from PySide6.QtGui import QColor, QIcon, QKeySequence, QPixmap
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fusionviz.model.highlight import language_for
+from fusionviz.model.palette import kernel_colors
+from fusionviz.model.queries import kernel_of_node
+from fusionviz.model.report.formatting import byte_size
+from fusionviz.model.trace import Kernel
+from fusionviz.ui.kernel.code_view import CodeView, FindBar, local_shortcut
+from fusionviz.ui.view_state import ViewState
+
+SIDE_BY_SIDE_SHORTCUT = "Ctrl+\\"
+_MAX_LISTED_NODES = 16
+_ROOT = QModelIndex()
+_NAME_ROLES = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDataRole.UserRole)
+
+
+def kernel_facts(kernel: Kernel) -> list[tuple[str, str]]:
+    """(label, value) pairs describing ``kernel``; unknown values are left out."""
+    facts = [("kind", kernel.kind), ("backend", kernel.backend)]
+    if kernel.bytes is not None:
+        facts.append(("est. bytes", byte_size(kernel.bytes)))
+    if kernel.ms is not None:
+        calls = f" ({kernel.calls} launches)" if kernel.calls > 1 else ""
+        facts.append(("device time", f"{kernel.ms:.4g} ms{calls}"))
+        if kernel.bytes and kernel.ms > 0:
+            facts.append(("bandwidth", f"{kernel.bytes / kernel.ms / 1e6:.1f} GB/s"))
+    for label, value in (("regs", kernel.n_regs), ("spills", kernel.n_spills),
+                         ("shared", kernel.shared)):
+        if value is not None:
+            facts.append((label, byte_size(value) if label == "shared" else str(value)))
+    if kernel.launch:
+        facts.append(("launch", " ".join(f"{k}={v}" for k, v in kernel.launch.items())))
+    return facts
+
+
+@lru_cache(maxsize=256)
+def swatch_icon(color: str, size: int = 12) -> QIcon:
+    """A square of ``color``; shared per color (a graph has thousands of kernels, ~20 colors)."""
+    pixmap = QPixmap(size, size)
+    pixmap.fill(QColor(color))
+    return QIcon(pixmap)
+
+
+class KernelListModel(QAbstractListModel):
+    """Kernel names with their color swatches; item data (``Qt.UserRole``) is the name."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.names: list[str] = []
+        self._colors: dict[str, str] = {}
+        self._rows: dict[str, int] = {}
+
+    def set_kernels(self, names: list[str], colors: dict[str, str]) -> None:
+        self.beginResetModel()
+        self.names, self._colors = list(names), colors
+        self._rows = {name: i for i, name in enumerate(self.names)}
+        self.endResetModel()
+
+    def row_of(self, name: str) -> int:
+        """The row of kernel ``name``; -1 when the graph has no such kernel."""
+        return self._rows.get(name, -1)
+
+    def rowCount(self, parent=_ROOT) -> int:  # noqa: N802 (Qt override)
+        return 0 if parent.isValid() else len(self.names)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self.names):
+            return None
+        name = self.names[index.row()]
+        if role in _NAME_ROLES:
+            return name
+        if role == Qt.ItemDataRole.DecorationRole:
+            return swatch_icon(self._colors.get(name, "#888888"))
+        return None
+
+
+class KernelView(QWidget):
+    """One kernel: color swatch and name, a line of facts, its member nodes, its source."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.swatch = QLabel(self)
+        self.swatch.setFixedSize(14, 14)
+        self.title = QLabel(self, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.facts = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.RichText)
+        self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.code = CodeView(self)
+        title_row = QHBoxLayout()
+        title_row.addWidget(self.swatch)
+        title_row.addWidget(self.title, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(title_row)
+        layout.addWidget(self.facts)
+        layout.addWidget(self.code, 1)
+        self.kernel: Kernel | None = None
+        self.clear("No kernel selected.")
+
+    def set_kernel(self, kernel: Kernel, color: str) -> None:
+        self.kernel = kernel
+        self.swatch.setStyleSheet(f"background: {color}; border: 1px solid #555;")
+        self.swatch.show()
+        self.title.setText(f"<b>{html.escape(kernel.name)}</b>")
+        self.facts.setText(_facts_html(kernel))
+        source = kernel.source or kernel.name
+        self.code.set_source(source, language_for(kernel.backend, source))
+
+    def clear(self, message: str) -> None:
+        self.kernel = None
+        self.swatch.hide()
+        self.title.setText(html.escape(message))
+        self.facts.setText("")
+        self.code.set_source("", "text")
+
+
+def _facts_html(kernel: Kernel) -> str:
+    # nbsp inside values: lines may only wrap between facts, not inside "num_warps=4 …"
+    parts = [f"<span style='color:gray'>{label}</span>&nbsp;"
+             f"{html.escape(value).replace(' ', '&nbsp;')}"
+             for label, value in kernel_facts(kernel)]
+    nodes = list(kernel.nodes[:_MAX_LISTED_NODES])
+    if len(kernel.nodes) > _MAX_LISTED_NODES:
+        nodes.append(f"… (+{len(kernel.nodes) - _MAX_LISTED_NODES})")
+    members = html.escape(", ".join(nodes)) or "–"
+    return (" &nbsp;·&nbsp; ".join(parts)
+            + f"<br><span style='color:gray'>nodes ({len(kernel.nodes)})</span>&nbsp;{members}")
+
+
+class KernelPane(QWidget):
+    """Kernel selector, side-by-side toggle and one or two ``KernelView``s."""
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._kernels: dict[str, Kernel] = {}
+        self._colors: dict[str, str] = {}
+        self._node_kernel: dict[str, Kernel] | None = None  # built on the first selection
+        self.kernel_list = KernelListModel(self)
+        self.combos = (QComboBox(self), QComboBox(self))
+        for combo in self.combos:
+            combo.setModel(self.kernel_list)
+        self.views = (KernelView(self), KernelView(self))
+        self._active = self.views[0]
+        self.side_button = QToolButton(self, text="Side by side", checkable=True)
+        self.side_button.setToolTip(f"Compare two kernels ({SIDE_BY_SIDE_SHORTCUT})")
+        self.find_bar = FindBar(lambda: self._active.code, self)
+        self._build_layout()
+        self._connect()
+        self._on_graph_changed()
+
+    def _build_layout(self) -> None:
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Kernel:", self))
+        for combo in self.combos:
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(24)
+        top.addWidget(self.combos[0], 1)
+        top.addWidget(self.side_button)
+        top.addWidget(self.combos[1], 1)
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        for view in self.views:
+            splitter.addWidget(view)
+            view.code.installEventFilter(self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.find_bar)
+        self.find_bar.hide()
+        self._set_second_visible(False)
+
+    def _connect(self) -> None:
+        local_shortcut(QKeySequence(QKeySequence.StandardKey.Find), self, self.find_bar.open)
+        local_shortcut(QKeySequence(SIDE_BY_SIDE_SHORTCUT), self, self.side_button.toggle)
+        self.side_button.toggled.connect(self.set_side_by_side)
+        self.combos[0].activated.connect(lambda i: self._on_combo_activated(0, i))
+        self.combos[1].activated.connect(lambda i: self._on_combo_activated(1, i))
+        self._state.sig_graph_changed.connect(self._on_graph_changed)
+        self._state.sig_kernel_changed.connect(self._on_kernel_changed)
+        self._state.sig_selection_changed.connect(self._on_selection_changed)
+
+    # -- public --------------------------------------------------------------------
+    def show_kernel(self, name: str, side: int = 0) -> None:
+        """Show kernel ``name`` on ``side`` (0 = left/only, 1 = right); unknown names clear it."""
+        kernel = self._kernels.get(name)
+        view, combo = self.views[side], self.combos[side]
+        if kernel is None:
+            view.clear(f"No kernel named {name!r} in this graph." if name else "No kernel selected.")
+            combo.setCurrentIndex(-1)
+            return
+        view.set_kernel(kernel, self._colors[name])
+        combo.setCurrentIndex(self.kernel_list.row_of(name))
+
+    def set_side_by_side(self, on: bool) -> None:
+        if self.side_button.isChecked() != on:
+            self.side_button.setChecked(on)  # re-enters through toggled
+            return
+        self._set_second_visible(on)
+        if on and self.views[1].kernel is None:
+            self.show_kernel(self._next_kernel_name(), side=1)
+
+    def shown_kernels(self) -> tuple[str, ...]:
+        """Names of the kernels on screen, left to right."""
+        views = self.views if self.side_button.isChecked() else self.views[:1]
+        return tuple(v.kernel.name for v in views if v.kernel is not None)
+
+    # -- state handlers ------------------------------------------------------------
+    def _on_graph_changed(self, _index: int = -1) -> None:
+        graph = self._state.graph
+        kernels = graph.kernels if graph is not None else ()
+        self._kernels = {}
+        for kernel in kernels:
+            self._kernels.setdefault(kernel.name, kernel)
+        self._colors = kernel_colors(kernels)
+        self._node_kernel = None
+        self.kernel_list.set_kernels(list(self._kernels), self._colors)
+        for view in self.views:
+            view.clear("No kernels in this graph." if graph is not None else "No trace loaded.")
+        first = self._state.kernel or next(iter(self._kernels), "")
+        if first:
+            self.show_kernel(first)
+        if self.side_button.isChecked():
+            self.show_kernel(self._next_kernel_name(), side=1)
+
+    def _on_kernel_changed(self, name: str) -> None:
+        if name:
+            self.show_kernel(name)
+
+    def _on_selection_changed(self) -> None:
+        # Selecting nodes of two kernels while comparing fills both sides.
+        if not self._state.selected_nodes:
+            return
+        if self._node_kernel is None:  # per-node work only once the user selects a node
+            graph = self._state.graph
+            self._node_kernel = kernel_of_node(graph) if graph is not None else {}
+        names = dict.fromkeys(self._node_kernel[n].name for n in self._state.selected_nodes
+                              if n in self._node_kernel)
+        sides = 2 if self.side_button.isChecked() else 1
+        for side, name in enumerate(list(names)[:sides]):
+            self.show_kernel(name, side)
+
+    def _on_combo_activated(self, side: int, index: int) -> None:
+        name = self.combos[side].itemData(index)
+        self.show_kernel(name, side)
+        if side == 0:
+            self._state.select_kernel(name)
+
+    # -- helpers -------------------------------------------------------------------
+    def _set_second_visible(self, on: bool) -> None:
+        self.views[1].setVisible(on)
+        self.combos[1].setVisible(on)
+        if not on:
+            self._active = self.views[0]
+
+    def _next_kernel_name(self) -> str:
+        """The kernel after the left one in call order (wrapping), for a first comparison."""
+        names = list(self._kernels)
+        left = self.views[0].kernel
+        if not names:
+            return ""
+        if left is None or left.name not in names:
+            return names[0]
+        return names[(names.index(left.name) + 1) % len(names)]
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        # Ctrl+F searches the side the user last clicked into.
+        if event.type() == QEvent.Type.FocusIn:
+            for view in self.views:
+                if watched is view.code:
+                    self._active = view
+        return super().eventFilter(watched, event)

@@ -1,0 +1,114 @@
+"""The main window's menus, actions and keyboard shortcuts, in one table.
+
+Every command is a window action (so its shortcut works wherever focus is) and a menu
+entry (so it can be discovered); the slots are bound methods of the window and its
+parts (``MainWindow``, its stepper and graph view, ``ExperimentActions``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtGui import QAction, QKeySequence
+
+SEPARATOR = None
+
+
+def menu_entries(window) -> tuple:
+    """(menu, name, text, shortcut, slot) rows, the slots bound methods (a slot that does
+    not exist fails here, when the window is built); SEPARATOR rows split a menu."""
+    w, x, stepper, view = window, window.experiments, window.stepper, window.graph_view
+    return (
+        ("&File", "open_trace", "Open &Trace…", "Ctrl+O", w.open_trace_dialog),
+        ("&File", "open_script", "Open and Capture &Script…", "Ctrl+Shift+O",
+         w.open_script_dialog),
+        ("&File", "open_experiment", "Open E&xperiment…", "Ctrl+Shift+X",
+         x.open_experiment_dialog),
+        ("&File", "rerun", "&Re-run Last Script", "Ctrl+R", w.rerun),
+        ("&File", "cancel", "&Cancel Capture or Experiment", "Esc", w.runner.cancel),
+        ("&File", SEPARATOR),
+        ("&File", "export_graph", "&Export Graph (PNG/SVG/PDF)…", "Ctrl+E",
+         w.export_graph_dialog),
+        ("&File", "export_ledger", "Export &Ledger (CSV/Markdown)…", "Ctrl+Shift+E",
+         w.export_ledger_dialog),
+        ("&File", SEPARATOR),
+        ("&File", "quit", "&Quit", "Ctrl+Q", w.close),
+        ("&View", "fit", "&Fit Graph", "F", view.fit),
+        ("&View", "zoom_in", "Zoom &In", "Ctrl+=", view.zoom_in),
+        ("&View", "zoom_out", "Zoom &Out", "Ctrl+-", view.zoom_out),
+        ("&View", "find", "&Find Node, Buffer or Op…", "Ctrl+F", w.show_find),
+        ("&View", "kernels_only", "&Kernels Only (one node per final kernel)", "Ctrl+K",
+         w.toggle_kernels_only),
+        ("&View", "dark", "&Dark Theme", "Ctrl+Shift+D", w.toggle_dark),
+        ("&View", "next_graph", "Next &Graph", "Ctrl+PgDown", w.next_graph),
+        ("&View", "prev_graph", "Previous Gr&aph", "Ctrl+PgUp", w.previous_graph),
+        ("&Fusion", "first", "&Before Fusion", "Home", stepper.go_first),
+        ("&Fusion", "prev", "&Previous Step", "Left", stepper.go_prev),
+        ("&Fusion", "next", "&Next Step", "Right", stepper.go_next),
+        ("&Fusion", "last", "&Final", "End", stepper.go_last),
+        ("&Fusion", SEPARATOR),
+        ("&Fusion", "filter_ledger", "Filter &Ledger by Reason…", "Ctrl+L",
+         w.focus_ledger_filter),
+        ("&Fusion", "why_not", "&Why Not Fused? (two selected nodes)", "Ctrl+W",
+         w.why_not_fused),
+        # Each recompiles the open trace's script in a child; ExperimentActions enables them.
+        ("&Experiments", "sweep_rounds", "&Sweep Fusion Rounds (runtime after round k)",
+         "Ctrl+Shift+K", x.sweep_rounds),
+        ("&Experiments", "force_pair", "&Force Selected Pair", "", x.force_selected),
+        ("&Experiments", "forbid_pair", "F&orbid Selected Pair", "", x.forbid_selected),
+        ("&Experiments", "keep_spills", "&Keep Spilling Fusions (benchmark fusion)", "",
+         x.keep_spills),
+        ("&Experiments", "ab_settings", "&A/B Settings…", "", x.ab_dialog),
+        ("&Experiments", SEPARATOR),
+        ("&Experiments", "open_experiment_2", "&Open Experiment Folder…", "",
+         x.open_experiment_dialog),
+    )
+
+
+def build_menus(window) -> dict[str, QAction]:
+    """Create every action and menu on ``window``; return the actions by name."""
+    menus, actions = {}, {}
+    bar = window.menuBar()
+    for menu_title, *entry in menu_entries(window):
+        menu = menus.get(menu_title) or menus.setdefault(menu_title, bar.addMenu(menu_title))
+        if entry == [SEPARATOR]:
+            menu.addSeparator()
+            continue
+        name, text, shortcut, slot = entry
+        action = QAction(text, window)
+        action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(lambda _checked=False, f=slot: f())
+        menu.addAction(action)
+        window.addAction(action)
+        actions[name] = action
+    actions["kernels_only"].setCheckable(True)
+    menus["&Experiments"].setToolTipsVisible(True)  # disabled entries say why
+    _recent_menu(window, menus["&File"])
+    _docks_menu(window, menus["&View"])
+    return actions
+
+
+def _recent_menu(window, file_menu) -> None:
+    recent = file_menu.addMenu("Open &Recent")
+    file_menu.insertMenu(file_menu.actions()[2], recent)
+
+    def fill() -> None:
+        recent.clear()
+        for path in window.recent_files():
+            action = recent.addAction(os.path.basename(path))
+            action.setToolTip(path)
+            action.triggered.connect(lambda _checked=False, p=path: window.open_path(p))
+        recent.setEnabled(bool(window.recent_files()))
+
+    recent.aboutToShow.connect(fill)
+    fill()
+
+
+def _docks_menu(window, view_menu) -> None:
+    view_menu.addSeparator()
+    panes = view_menu.addMenu("&Panes")
+    for k, dock in enumerate(window.docks.values(), start=1):
+        toggle = dock.toggleViewAction()
+        toggle.setShortcut(QKeySequence(f"Alt+{k}"))
+        panes.addAction(toggle)
+        window.addAction(toggle)

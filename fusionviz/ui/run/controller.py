@@ -1,0 +1,236 @@
+"""Run a fusionviz child (a capture or an experiment) through QProcess; report its
+progress as signals and in a widget.
+
+A ``Job`` says what the child is: its argv builder (``runner.capture_argv`` or
+``experiments.experiment_argv``), where its output goes by default and how to settle
+that output once the child is gone (``finalize_trace`` for a capture). This class only
+owns the process, splits its stdout into lines, and settles the output after exit,
+so the GUI thread never blocks on it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+
+from fusionviz.model.errors import TraceError
+from fusionviz.model.experiment import runs as experiments
+from fusionviz.model.run import runner
+from fusionviz.model.run.process_tree import in_own_session, kill_tree
+from fusionviz.model.run.protocol import describe_progress, parse_progress, variant_position
+
+_STDERR_TAIL = 200  # lines kept for the error message / traceback pane
+
+
+@dataclass(frozen=True)
+class Job:
+    """What kind of child a run is, and how its output is made and settled."""
+
+    kind: str  # "capture" | "experiment"
+    argv: Callable[..., list[str]]  # (script, out, **options) -> argv
+    temp_out: Callable[[str], str]  # script -> where the output goes when none is given
+    settle: Callable[..., None]  # (out, exit_code=, status=, stderr_tail=, script=); raises
+
+
+def _settle_capture(out: str, **how) -> None:
+    runner.finalize_trace(out, **how)
+
+
+def _settle_experiment(out: str, *, status: str | None, exit_code: int | None,
+                       stderr_tail: str, script: str) -> None:
+    """An experiment is usable once its child wrote ``experiment.json`` (last, on success)."""
+    if (Path(out) / "experiment.json").is_file():
+        return
+    if status == "cancelled":
+        raise OSError(f"the experiment was cancelled; captures made so far are in {out}")
+    why = f"exit status {exit_code}" if status is None else status
+    raise OSError(f"the experiment on {os.path.basename(script)} ended ({why}) without "
+                  f"results\n\n{stderr_tail}".rstrip())
+
+
+def _temp_trace_path(script: str) -> str:
+    stem = os.path.splitext(os.path.basename(script))[0] or "capture"
+    fd, path = tempfile.mkstemp(prefix=f"fusionviz-{stem}-", suffix=".json.gz")
+    os.close(fd)
+    os.unlink(path)  # the child writes it atomically; an empty file would read as broken
+    return path
+
+
+def _temp_dir(script: str) -> str:
+    stem = os.path.splitext(os.path.basename(script))[0] or "script"
+    return tempfile.mkdtemp(prefix=f"fusionviz-experiment-{stem}-")
+
+
+CAPTURE = Job("capture", runner.capture_argv, _temp_trace_path, _settle_capture)
+EXPERIMENT = Job("experiment", experiments.experiment_argv, _temp_dir, _settle_experiment)
+
+
+class RunController(QObject):
+    """Start, follow and cancel one child run (capture or experiment) at a time."""
+
+    sig_progress = Signal(dict)
+    """A progress message from the child (``protocol.parse_progress`` output)."""
+    sig_output = Signal(str)
+    """A line the script itself printed (stdout or stderr)."""
+    sig_finished = Signal(str)
+    """The child ended and its output was settled; argument: the trace path (capture)
+    or the experiment folder (``job`` says which)."""
+    sig_failed = Signal(str)
+    """The run could not start or produced nothing usable; argument: why."""
+
+    def __init__(self, parent: QObject | None = None, *, argv_builder=None) -> None:
+        super().__init__(parent)
+        # Tests set an argv builder (for every job) to run a fake child without torch.
+        self._argv_builder = argv_builder
+        self.process: QProcess | None = None
+        self.job: Job = CAPTURE
+        self.script = self.out_path = ""
+        self.cancelled = False
+        self._stdout_buf = b""
+        self._stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL)
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning
+
+    def start(self, script: str, out: str | None = None, *, job: Job = CAPTURE,
+              cache_dir: str | None = None, **options) -> None:
+        """Run ``job`` on ``script`` writing ``out`` (a temporary path when None)."""
+        if self.running:
+            raise RuntimeError(f"a {self.job.kind} is already running")
+        self.job = job
+        self.script, self.out_path = script, out or job.temp_out(script)
+        argv = (self._argv_builder or job.argv)(script, self.out_path, **options)
+        cache_dir = cache_dir or os.path.join(tempfile.gettempdir(), "fusionviz-cache")
+        env = QProcessEnvironment()
+        for key, value in runner.capture_env(cache_dir).items():
+            env.insert(key, value)
+        self.cancelled, self._stdout_buf = False, b""
+        self._stderr_tail.clear()
+        proc = QProcess(self)
+        proc.setProcessEnvironment(env)
+        proc.setWorkingDirectory(os.path.dirname(os.path.abspath(script)) or os.getcwd())
+        proc.readyReadStandardOutput.connect(self._read_stdout)
+        proc.readyReadStandardError.connect(self._read_stderr)
+        proc.finished.connect(self._on_finished)
+        proc.errorOccurred.connect(self._on_error)
+        self.process = proc
+        argv = in_own_session(argv)
+        proc.start(argv[0], argv[1:])
+
+    def cancel(self) -> None:
+        """Kill the child; a capture's ``sig_finished`` still follows with what it had
+        recorded, a cancelled experiment ends in ``sig_failed``."""
+        if self.running:
+            self.cancelled = True
+            kill_tree(self.process.processId())
+            self.process.kill()
+
+    def wait(self, msecs: int = 30000) -> bool:
+        """Block until the child exits (for the command line and tests)."""
+        return self.process is None or self.process.waitForFinished(msecs)
+
+    def _read_stdout(self) -> None:
+        self._stdout_buf += bytes(self.process.readAllStandardOutput().data())
+        *lines, self._stdout_buf = self._stdout_buf.split(b"\n")
+        for raw in lines:
+            self._line(raw.decode("utf-8", "replace").rstrip("\r"))
+
+    def _line(self, line: str) -> None:
+        message = parse_progress(line)
+        if message is None:
+            self.sig_output.emit(line)
+        else:
+            self.sig_progress.emit(message)
+
+    def _read_stderr(self) -> None:
+        text = bytes(self.process.readAllStandardError().data()).decode("utf-8", "replace")
+        for line in text.splitlines():
+            self._stderr_tail.append(line)
+            self.sig_output.emit(line)
+
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart:
+            self.process = None
+            self.sig_failed.emit(f"could not start the {self.job.kind} process ({error.name})")
+
+    def _on_finished(self, exit_code: int, exit_status: QProcess.ExitStatus) -> None:
+        proc = self.process
+        if proc is None:
+            return
+        self._read_stderr()
+        if self._stdout_buf:
+            self._line(self._stdout_buf.decode("utf-8", "replace"))
+            self._stdout_buf = b""
+        crashed = exit_status == QProcess.ExitStatus.CrashExit
+        status = "cancelled" if self.cancelled else ("crashed" if crashed else None)
+        try:
+            self.job.settle(self.out_path, exit_code=None if crashed else exit_code,
+                            status=status, stderr_tail="\n".join(self._stderr_tail),
+                            script=self.script)
+        except (OSError, TraceError) as e:
+            lead = "the capture left no readable trace: " if self.job.kind == "capture" else ""
+            self.sig_failed.emit(f"{lead}{e}")
+            return
+        finally:
+            self.process = None
+            proc.deleteLater()
+        self.sig_finished.emit(self.out_path)
+
+
+class RunProgress(QWidget):
+    """Status-bar widget: what the run is doing, a progress bar and a Cancel button.
+
+    An experiment's lines are prefixed with the capture they belong to; its bar counts
+    captures once their number is known, and is a busy bar otherwise."""
+
+    sig_text = Signal(str)
+    """The progress line changed (the window echoes it in the empty graph view)."""
+
+    def __init__(self, controller: RunController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = QLabel()
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 0)  # busy: the number of graphs is not known in advance
+        self.bar.setMaximumWidth(160)
+        self.bar.setMaximumHeight(14)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setToolTip("Stop the run (Esc); a capture keeps the graphs recorded so far")
+        self.cancel.setMaximumWidth(90)
+        self.cancel.clicked.connect(controller.cancel)
+        self._variant = ""  # "[2/5 after round 0] " while an experiment runs
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        for w in (self.label, self.bar, self.cancel):
+            row.addWidget(w)
+        controller.sig_progress.connect(self._on_progress)
+        controller.sig_finished.connect(self.hide)
+        controller.sig_failed.connect(self.hide)
+        self.hide()
+
+    def started(self, script: str, doing: str = "capturing") -> None:
+        self._variant = ""
+        self.bar.setRange(0, 0)
+        self._set(f"{doing} {os.path.basename(script)}…")
+        self.show()
+
+    def _on_progress(self, msg: dict) -> None:
+        if msg.get("event") != "variant":
+            self._set(self._variant + describe_progress(msg))
+            return
+        self._variant = f"[{variant_position(msg)} {msg.get('label', '')}] "
+        if msg.get("of"):
+            self.bar.setRange(0, int(msg["of"]))
+            self.bar.setValue(int(msg.get("index", 0)))
+        self._set(f"{self._variant}starting the capture")
+
+    def _set(self, text: str) -> None:
+        self.label.setText(text)
+        self.sig_text.emit(text)
