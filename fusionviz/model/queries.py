@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusionviz.model.fusion_steps import fusion_steps
-from fusionviz.model.trace import Benchmark, Graph, Group, Kernel, Node, Reason, Round
+from fusionviz.model.trace import (
+    Benchmark,
+    Graph,
+    Group,
+    Kernel,
+    Node,
+    Reason,
+    Round,
+    Timing,
+)
 
 _NEVER_FUSED = {
     "extern": "an extern kernel call",
@@ -230,6 +239,23 @@ def _io(n: Node) -> str:
     return f"{n.name} reads {reads}, writes {writes}"
 
 
+def time_kind(timing: Timing | None) -> str:
+    """What ``compiled_ms``/``eager_ms`` of a timing are: "device" time per call (the
+    CUDA profiler) or "wall" time per call (the CPU, or a GPU trace of an older
+    fusionviz, whose times were CUDA events around each launch)."""
+    return "device" if timing is not None and timing.profiled_calls else "wall"
+
+
+def load_warning(timing: Timing | None) -> str:
+    """A warning when the machine was busier than its cores while timing ("" if not)."""
+    load = timing.load if timing is not None else {}
+    cores, busy = load.get("cores"), load.get("loadavg_1m")
+    if not cores or busy is None or busy <= cores:
+        return ""
+    return (f"timed while the machine was busy (load {busy:g} on {cores} cores): wall "
+            "times are stretched and comparisons are less certain")
+
+
 def graph_headline(graph: Graph) -> dict:
     """The numbers of ``graph_summary`` that need no round's ledger (cheap on a lazily
     loaded trace: its candidates stay unbuilt)."""
@@ -244,6 +270,8 @@ def graph_headline(graph: Graph) -> dict:
         "fusions": sum(len(r.fusions) for r in graph.rounds),
         "compiled_ms": compiled,
         "eager_ms": eager,
+        "time_kind": time_kind(t),
+        "launches": sum(k.calls for k in graph.kernels),
         "speedup_vs_eager": eager / compiled if compiled and eager else None,
         "node_reduction": len(graph.nodes) / len(final) if final else None,
         "compile_s": graph.compile_s,

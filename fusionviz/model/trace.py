@@ -196,20 +196,36 @@ class Kernel:
     n_regs: int | None = None
     n_spills: int | None = None
     shared: int | None = None
-    ms: float | None = None  # device time per graph call (median)
+    ms: float | None = None  # device time per graph call (GPU: profiler; CPU: wall)
     calls: int = 0  # launches per graph call
+    ms_spread: tuple[float, ...] = ()  # (min, max) of the time of one launch (GPU) or call
 
 
 @dataclass(frozen=True)
 class Timing:
-    """Whole-graph runtime of the compiled module and of the same graph in eager."""
+    """Whole-graph runtime of the compiled module and of the same graph in eager.
+
+    ``compiled_ms``/``eager_ms`` are what comparisons use: device-busy time per call
+    on the GPU (the CUDA profiler), wall time per call on the CPU (where calls are
+    synchronous). Each is a median; ``*_spread`` is (min, max) of its samples."""
 
     compiled_ms: float | None = None
     eager_ms: float | None = None
-    repeats: int = 0
-    method: str = ""  # how per-kernel times were taken
+    repeats: int = 0  # wall-time samples of each side
+    method: str = ""  # how the times were taken
     note: str = ""  # why something is missing
     max_abs_diff: float | None = None  # compiled vs eager outputs on the same inputs
+    compiled_spread: tuple[float, ...] = ()
+    eager_spread: tuple[float, ...] = ()
+    compiled_wall_ms: float | None = None  # steady-state wall time per call
+    compiled_wall_spread: tuple[float, ...] = ()
+    eager_wall_ms: float | None = None
+    eager_wall_spread: tuple[float, ...] = ()
+    compiled_device_ms: float | None = None  # device-busy time per call (GPU)
+    eager_device_ms: float | None = None
+    profiled_calls: int = 0  # calls under the CUDA profiler (0: no device times)
+    diff_note: str = ""  # why outputs were not compared ("random ops: ...")
+    load: dict = field(default_factory=dict)  # CPU: {"loadavg_1m", "cores"} while timing
 
 
 @dataclass(frozen=True)

@@ -309,6 +309,8 @@ def test_graph_summary():
         "fusions": 1,
         "compiled_ms": 2.5,
         "eager_ms": 5.0,
+        "time_kind": "wall",  # no profiled calls: not device time
+        "launches": 0,  # the kernels here say nothing of their launches
         "speedup_vs_eager": 2.0,
         "node_reduction": pytest.approx(6 / 5),
         "benchmark_decisions": 2,

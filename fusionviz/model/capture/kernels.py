@@ -33,6 +33,7 @@ class KernelRecord:
     n_spills: int | None = None
     shared: int | None = None
     ms: float | None = None
+    ms_spread: tuple[float, ...] = ()
 
     def kind(self) -> str:
         if self.extern:
@@ -58,6 +59,7 @@ class KernelRecord:
             shared=self.shared,
             ms=self.ms,
             calls=self.calls,
+            ms_spread=tuple(self.ms_spread),
         )
 
 
@@ -78,7 +80,8 @@ def call_body(text: str) -> str:
 
 
 def complete_from_module(records: list[KernelRecord], text: str) -> None:
-    """Fill source, call order and launch counts from the module text."""
+    """Fill source, call order and launch counts from the module text; drop the
+    wrapper-only records (``MultiOutput``: an indexing line, not a launch)."""
     sources = module_sources(text)
     body = call_body(text)
     extern_seen: dict[str, int] = {}
@@ -95,7 +98,14 @@ def complete_from_module(records: list[KernelRecord], text: str) -> None:
         hits = [m.start() for m in re.finditer(r"\b" + re.escape(rec.name) + r"(\.run)?\(", body)]
         rec.calls = len(hits)
         rec.order = hits[0] if hits else 10**9
+    records[:] = [r for r in records if not wrapper_only(r)]
     records.sort(key=lambda r: r.order)
+
+
+def wrapper_only(rec: KernelRecord) -> bool:
+    """An extern node the wrapper handles in Python without a call: its "kernel name"
+    is an IR class name (no dotted callable) and the wrapper never calls it."""
+    return bool(rec.extern) and "." not in rec.extern and rec.calls == 0
 
 
 def _line_at(text: str, pos: int) -> str:

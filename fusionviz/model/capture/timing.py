@@ -1,15 +1,30 @@
 """Runtime of a compiled graph: whole graph, per kernel, and the same graph in eager.
 
-Per-kernel times come from proxies put in place of the module's kernel globals for
-a few extra runs: the wrapper's ``call`` looks its kernels up at call time, so no
-code generation changes (CUDA events on the GPU, perf_counter on the CPU).
+GPU: device time from the CUDA profiler (``torch.profiler``: CUPTI activity records)
+over ``PROFILED_CALLS`` calls of the compiled module. Every launch in the wrapper's
+``call`` runs inside a ``record_function`` range named for its trace kernel, through
+proxies of the module's kernel globals, ``extern_kernels`` and ``torch.ops`` (the
+wrapper looks them up at call time, so no generated code changes); the device work a
+range launched is that kernel's time. A CUDA event pair around one launch would also
+measure the CPU's launch latency whenever the GPU waits for it (docs: the timing
+notes in README "What the times mean"). Whole graph: device-busy time per call (the
+profiler) and steady-state wall time per call, each a median with its spread.
+
+CPU: each call is synchronous, so wall time around a call or a kernel is its time.
+
+Every run gets fresh copies of the graph's inputs (a graph may write into buffers it
+was donated), and the RNG states of the CPU and of every CUDA device are restored
+after the extra runs: the user's program computes what it would without capture.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from contextlib import contextmanager
 
 import torch
 
@@ -20,6 +35,11 @@ from fusionviz.model.trace import Timing
 WARMUP = 2
 MAX_REPEATS = 20
 BUDGET_S = 3.0  # stop repeating once a measurement took this long
+PROFILED_CALLS = 3  # calls of the compiled module under the CUDA profiler
+KERNEL_RUNS = 5  # instrumented calls on the CPU (the first is dropped: caches warm up)
+GRAPH_RANGE = "fusionviz::graph_call"
+_RANDOM_OPS = ("rand", "dropout", "bernoulli", "philox", "seed", "normal", "uniform",
+               "multinomial", "exponential", "poisson", "cauchy", "geometric")
 
 
 def clone_inputs(args) -> list:
@@ -35,6 +55,32 @@ def clone_inputs(args) -> list:
     return out
 
 
+@contextmanager
+def preserved_rng():
+    """The CPU's and every initialized CUDA device's RNG state, as they were on entry."""
+    cpu = torch.random.get_rng_state()
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    try:
+        yield
+    finally:
+        torch.random.set_rng_state(cpu)
+        if cuda is not None:
+            torch.cuda.set_rng_state_all(cuda)
+
+
+def has_random_ops(gm) -> bool:
+    """Whether the FX graph draws random numbers (its outputs differ run to run)."""
+    for node in getattr(getattr(gm, "graph", None), "nodes", ()):
+        if node.op == "call_function" and any(
+                word in str(node.target).lower() for word in _RANDOM_OPS):
+            return True
+    return False
+
+
+def spread(values: list[float]) -> tuple[float, ...]:
+    return (min(values), max(values)) if values else ()
+
+
 class _Clock:
     def __init__(self, device: str) -> None:
         self.cuda = device == "cuda" and torch.cuda.is_available()
@@ -43,140 +89,268 @@ class _Clock:
         if self.cuda:
             torch.cuda.synchronize()
 
-    def repeat(self, fn) -> tuple[float, int]:
-        """Median ms of ``fn`` over up to MAX_REPEATS runs within BUDGET_S."""
+    def wall(self, fn: Callable, inputs) -> list[float]:
+        """Wall ms per call of ``fn(fresh inputs)``, up to MAX_REPEATS within BUDGET_S;
+        the copies are made outside the timed part."""
         for _ in range(WARMUP):
-            fn()
+            fn(clone_inputs(inputs))
         self.sync()
         times: list[float] = []
         start = time.perf_counter()
         while len(times) < MAX_REPEATS and (time.perf_counter() - start) < BUDGET_S:
+            args = clone_inputs(inputs)
+            self.sync()
             t0 = time.perf_counter()
-            fn()
+            fn(args)
             self.sync()
             times.append((time.perf_counter() - t0) * 1e3)
-        return statistics.median(times), len(times)
+        return times
 
 
-class _Recorder:
-    """Collects (label, start, end) per launch during one instrumented run."""
+class _Launches:
+    """Wraps each kernel launch: a named profiler range (GPU) or a timed span (CPU)."""
 
-    def __init__(self, clock: _Clock) -> None:
-        self.clock = clock
-        self.spans: list[tuple[str, object, object]] = []
+    def __init__(self, cuda: bool) -> None:
+        self.cuda = cuda
+        self.spans: dict[str, list[float]] = defaultdict(list)  # CPU: ms per launch
 
     def timed(self, label: str, fn):
-        def run(*args, **kwargs):
-            if self.clock.cuda:
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
+        if self.cuda:
+            def run(*args, **kwargs):
+                with torch.profiler.record_function(label):
+                    return fn(*args, **kwargs)
+        else:
+            def run(*args, **kwargs):
+                t0 = time.perf_counter()
                 out = fn(*args, **kwargs)
-                e.record()
-            else:
-                s = time.perf_counter()
-                out = fn(*args, **kwargs)
-                e = time.perf_counter()
-            self.spans.append((label, s, e))
-            return out
-
+                self.spans[label].append((time.perf_counter() - t0) * 1e3)
+                return out
         return run
-
-    def totals(self) -> dict[str, float]:
-        self.clock.sync()
-        out: dict[str, float] = defaultdict(float)
-        for label, s, e in self.spans:
-            out[label] += s.elapsed_time(e) if self.clock.cuda else (e - s) * 1e3
-        self.spans.clear()
-        return out
 
 
 class _KernelProxy:
-    def __init__(self, obj, timed) -> None:
-        self._obj, self._timed = obj, timed
+    def __init__(self, obj, run) -> None:
+        self._obj, self._run = obj, run
 
     def run(self, *args, **kwargs):  # Triton kernels are launched with .run(...)
-        return self._timed(self._obj.run)(*args, **kwargs)
+        return self._run(self._obj.run)(*args, **kwargs)
 
     def __call__(self, *args, **kwargs):  # C++ kernels are plain callables
-        return self._timed(self._obj)(*args, **kwargs)
+        return self._run(self._obj)(*args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self._obj, name)
 
 
-class _ExternProxy:
-    """Stands in for ``extern_kernels``: the k-th call of X is labelled X#k."""
+class _CallOrder:
+    """The k-th call of a Python name (``extern_kernels.mm``) is the k-th trace kernel
+    with that name, in the wrapper's call order."""
 
-    def __init__(self, ns, recorder: _Recorder) -> None:
-        self._ns, self._rec = ns, recorder
-        self.counts: dict[str, int] = defaultdict(int)
+    def __init__(self, records: list[KernelRecord], launches: _Launches) -> None:
+        self.names: dict[str, list[str]] = defaultdict(list)
+        for r in records:
+            if r.extern:
+                self.names[r.extern].append(r.name)
+        self.launches = launches
+        self.seen: dict[str, int] = defaultdict(int)
+
+    def wrap(self, path: str, fn):
+        labels = self.names.get(path)
+        if not labels:
+            return fn
+        k = self.seen[path]
+        self.seen[path] += 1
+        return self.launches.timed(labels[k % len(labels)], fn)
+
+
+class _ExternProxy:
+    """Stands in for ``extern_kernels``."""
+
+    def __init__(self, ns, order: _CallOrder) -> None:
+        self._ns, self._order = ns, order
 
     def __getattr__(self, name):
-        fn = getattr(self._ns, name)
-        full = f"extern_kernels.{name}"
-        k = self.counts[full]
-        self.counts[full] += 1
-        return self._rec.timed(f"{full}#{k}", fn)
+        return self._order.wrap(f"extern_kernels.{name}", getattr(self._ns, name))
 
 
-def per_kernel_ms(module, call, inputs, records: list[KernelRecord], clock: _Clock) -> None:
-    """Set ``rec.ms`` for every kernel: median over a few instrumented runs."""
-    rec = _Recorder(clock)
+class _OpsProxy:
+    """Stands in for ``torch`` in the wrapper: ``torch.ops.<ns>.<op>[.<overload>]`` calls
+    (Inductor's fallbacks: SDPA, sort, cumsum, ...) are labelled; the rest is torch."""
+
+    def __init__(self, obj, path: str, order: _CallOrder) -> None:
+        self._obj, self._path, self._order = obj, path, order
+
+    def __getattr__(self, name):
+        value = getattr(self._obj, name)
+        if self._path == "torch" and name != "ops":
+            return value
+        return _OpsProxy(value, f"{self._path}.{name}", self._order)
+
+    def __call__(self, *args, **kwargs):
+        return self._order.wrap(self._path, self._obj)(*args, **kwargs)
+
+
+@contextmanager
+def _instrumented(module, records: list[KernelRecord], launches: _Launches):
+    """The module's kernels, ``extern_kernels`` and ``torch`` replaced by labelling
+    proxies for the duration; yields the call-order counter (reset it per call)."""
+    order = _CallOrder(records, launches)
     saved = {}
     for r in records:
         if not r.extern and hasattr(module, r.name):
             saved[r.name] = getattr(module, r.name)
-            timed = lambda fn, n=r.name: rec.timed(n, fn)  # noqa: E731
-            setattr(module, r.name, _KernelProxy(saved[r.name], timed))
-    externs = getattr(module, "extern_kernels", None)
-    proxy = _ExternProxy(externs, rec) if externs is not None else None
-    runs: list[dict[str, float]] = []
+            setattr(module, r.name,
+                    _KernelProxy(saved[r.name], lambda fn, n=r.name: launches.timed(n, fn)))
+    for name, proxy in (("extern_kernels", lambda v: _ExternProxy(v, order)),
+                        ("torch", lambda v: _OpsProxy(v, "torch", order))):
+        if getattr(module, name, None) is not None:
+            saved[name] = getattr(module, name)
+            setattr(module, name, proxy(saved[name]))
     try:
-        if proxy is not None:
-            module.extern_kernels = proxy
-        for _ in range(5):
-            if proxy is not None:
-                proxy.counts.clear()
-            call(list(inputs))
-            runs.append(rec.totals())
+        yield order
     finally:
         for name, obj in saved.items():
             setattr(module, name, obj)
-        if proxy is not None:
-            module.extern_kernels = externs
-    runs = runs[1:] or runs  # the first instrumented run may still warm caches
-    seen: dict[str, int] = defaultdict(int)
+
+
+def _cpu_kernel_times(module, call, inputs, records) -> None:
+    """Per-kernel ms per call and launches per call, from timed spans (CPU)."""
+    launches = _Launches(cuda=False)
+    per_run: list[dict[str, list[float]]] = []
+    with _instrumented(module, records, launches) as order:
+        for _ in range(KERNEL_RUNS):
+            order.seen.clear()
+            launches.spans.clear()
+            call(clone_inputs(inputs))
+            per_run.append({k: list(v) for k, v in launches.spans.items()})
+    per_run = per_run[1:] or per_run  # the first instrumented run may still warm caches
     for r in records:
-        label = r.name
-        if r.extern:
-            label = f"{r.extern}#{seen[r.extern]}"
-            seen[r.extern] += 1
-        values = [run[label] for run in runs if label in run]
-        r.ms = statistics.median(values) if values else None
+        totals = [sum(run[r.name]) for run in per_run if r.name in run]
+        if totals:
+            r.ms, r.ms_spread = statistics.median(totals), spread(totals)
+            r.calls = len(per_run[-1].get(r.name, ()))
+
+
+def _ranges(prof) -> list:
+    """The CPU-side events of a profile; a range's ``device_time_total`` is the device
+    time of everything launched inside it."""
+    return [e for e in prof.events()
+            if getattr(e, "device_type", None) == torch.autograd.DeviceType.CPU]
+
+
+def _gpu_times(module, call, inputs, records) -> list[float]:
+    """Per-kernel device ms per call from the CUDA profiler; returns the device-busy ms
+    of each profiled call of the whole graph."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    launches = _Launches(cuda=True)
+    activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+    with _instrumented(module, records, launches) as order:
+        call(clone_inputs(inputs))  # warm the proxies' paths
+        torch.cuda.synchronize()
+        with profile(activities=activities) as prof:
+            for _ in range(PROFILED_CALLS):
+                order.seen.clear()
+                args = clone_inputs(inputs)  # copied outside the graph's range
+                with record_function(GRAPH_RANGE):
+                    call(args)
+            torch.cuda.synchronize()
+    per_label: dict[str, list[float]] = defaultdict(list)
+    graph_calls: list[float] = []
+    for e in _ranges(prof):
+        if e.name == GRAPH_RANGE:
+            graph_calls.append(e.device_time_total / 1e3)
+        else:
+            per_label[e.name].append(e.device_time_total / 1e3)
+    by_name = {r.name: r for r in records}
+    for label, launch_ms in per_label.items():
+        r = by_name.get(label)
+        if r is None:
+            continue
+        per_call = sum(launch_ms) / PROFILED_CALLS
+        r.ms, r.calls = per_call, round(len(launch_ms) / PROFILED_CALLS)
+        r.ms_spread = spread(launch_ms) if len(launch_ms) > 1 else ()
+    return graph_calls
+
+
+def _eager_device_ms(fn, inputs) -> list[float]:
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(PROFILED_CALLS):
+            args = clone_inputs(inputs)
+            with record_function(GRAPH_RANGE):
+                fn(args)
+        torch.cuda.synchronize()
+    return [e.device_time_total / 1e3 for e in _ranges(prof) if e.name == GRAPH_RANGE]
+
+
+def _load() -> dict:
+    """The machine's load while timing (CPU times are wall times: a busy machine
+    stretches them)."""
+    try:
+        load1 = os.getloadavg()[0]
+    except OSError:
+        return {}
+    return {"loadavg_1m": round(load1, 2), "cores": os.cpu_count() or 0}
 
 
 def measure(module, call, inputs, gm, records, device: str) -> Timing:
-    """Whole-graph compiled and eager ms, and per-kernel ms into ``records``."""
+    """Whole-graph compiled and eager times, and per-kernel times into ``records``.
+
+    ``call`` runs the compiled module on a list of inputs; ``inputs`` are a copy of
+    the first call's inputs, taken before it ran; ``gm`` the FX graph Inductor lowered.
+    """
     clock = _Clock(device)
-    notes = []
-    compiled, n = clock.repeat(lambda: call(list(inputs)))
-    try:
-        per_kernel_ms(module, call, inputs, records, clock)
-    except Exception as e:  # noqa: BLE001
-        notes.append(f"per-kernel timing failed: {e}")
-    eager = diff = None
-    if gm is not None:
+    notes: list[str] = []
+    # no_grad: the lowered graphs are functional, autograd has nothing to record
+    with preserved_rng(), torch.no_grad():
+        wall = clock.wall(call, inputs)
+        busy: list[float] = []
         try:
-            runnable = eager_graph(gm)  # lowering-pattern calls put back as aten ops
-            with torch.no_grad():
-                eager, _ = clock.repeat(lambda: runnable(*inputs))
-                diff = max_abs_diff(call(list(clone_inputs(inputs))),
-                                    runnable(*clone_inputs(inputs)))
-        except Exception as e:  # noqa: BLE001
-            notes.append(f"eager run of the graph failed: {type(e).__name__}: {e}")
-    method = "cuda events around each launch" if clock.cuda else "perf_counter around each call"
-    return Timing(compiled_ms=compiled, eager_ms=eager, repeats=n, method=method,
-                  note="; ".join(notes), max_abs_diff=diff)
+            if clock.cuda:
+                busy = _gpu_times(module, call, inputs, records)
+            else:
+                _cpu_kernel_times(module, call, inputs, records)
+        except Exception as e:  # noqa: BLE001 - timing must never break the user's run
+            notes.append(f"per-kernel timing failed: {type(e).__name__}: {e}")
+        eager_wall, eager_busy, diff, diff_note = _eager(clock, call, inputs, gm, notes)
+    compiled = busy or wall
+    eager = eager_busy or eager_wall
+    method = ("CUDA profiler (device time), wall time per call" if clock.cuda
+              else "perf_counter around each call and kernel (CPU, synchronous)")
+    return Timing(
+        compiled_ms=_median(compiled), compiled_spread=spread(compiled),
+        compiled_wall_ms=_median(wall), compiled_wall_spread=spread(wall),
+        compiled_device_ms=_median(busy), eager_ms=_median(eager), eager_spread=spread(eager),
+        eager_wall_ms=_median(eager_wall), eager_wall_spread=spread(eager_wall),
+        eager_device_ms=_median(eager_busy),
+        repeats=len(wall), profiled_calls=len(busy), method=method, note="; ".join(notes),
+        max_abs_diff=diff, diff_note=diff_note, load={} if clock.cuda else _load(),
+    )
+
+
+def _eager(clock: _Clock, call, inputs, gm, notes: list[str]):
+    """(wall ms, device ms, max |compiled - eager|, why not compared) of the graph run
+    eagerly on the same inputs."""
+    if gm is None:
+        return [], [], None, ""
+    try:
+        runnable = eager_graph(gm)  # lowering-pattern calls put back as aten ops
+        run = lambda args: runnable(*args)  # noqa: E731
+        wall = clock.wall(run, inputs)
+        busy = _eager_device_ms(run, inputs) if clock.cuda else []
+        if has_random_ops(gm):
+            return wall, busy, None, "random ops: outputs not compared"
+        diff = max_abs_diff(call(clone_inputs(inputs)), runnable(*clone_inputs(inputs)))
+        return wall, busy, diff, ""
+    except Exception as e:  # noqa: BLE001 - measuring must never break the user's run
+        notes.append(f"eager run of the graph failed: {type(e).__name__}: {e}")
+        return [], [], None, ""
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def max_abs_diff(compiled, eager) -> float | None:

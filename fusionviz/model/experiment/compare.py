@@ -71,6 +71,8 @@ def metrics(trace: Trace) -> dict[str, float | int | None]:
     return {
         "Compiled runtime (ms)": compiled,
         "Eager runtime (ms)": eager,
+        "Compiled wall time (ms)": _sum(_time(g, "compiled_wall_ms") for g in trace.graphs),
+        "Eager wall time (ms)": _sum(_time(g, "eager_wall_ms") for g in trace.graphs),
         "Compiled speedup vs eager": eager / compiled if compiled and eager else None,
         "FX compile time (s)": sum(s["compile_s"] for s in per_graph),
         "Fusion rounds": sum(s["rounds"] for s in per_graph),
@@ -78,12 +80,45 @@ def metrics(trace: Trace) -> dict[str, float | int | None]:
         "Kernels": sum(s["kernels"] for s in per_graph),
         "Benchmark decisions": sum(s["benchmark_decisions"] for s in per_graph),
         "Spill rejections": sum(s["spill_rejections"] for s in per_graph),
+        "Kernel launches per call": sum(k.calls for g in trace.graphs for k in g.kernels),
     }
 
 
-def _change(a, b) -> str:
+# metric → the Timing fields of its value and of its (min, max) spread
+TIMES = {
+    "Compiled runtime (ms)": ("compiled_ms", "compiled_spread"),
+    "Eager runtime (ms)": ("eager_ms", "eager_spread"),
+    "Compiled wall time (ms)": ("compiled_wall_ms", "compiled_wall_spread"),
+    "Eager wall time (ms)": ("eager_wall_ms", "eager_wall_spread"),
+}
+
+
+def _time(g: Graph, name: str):
+    return getattr(g.timing, name) if g.timing is not None else None
+
+
+def spreads(trace: Trace) -> dict[str, tuple[float, float]]:
+    """(min, max) of each time metric over the trace's graphs (the sums of their
+    samples' minima and maxima); left out where a graph has no spread recorded."""
+    out = {}
+    for metric, (_value, spread_of) in TIMES.items():
+        ranges = [_time(g, spread_of) for g in trace.graphs]
+        if trace.graphs and all(r and len(r) == 2 for r in ranges):
+            out[metric] = (sum(r[0] for r in ranges), sum(r[1] for r in ranges))
+    return out
+
+
+def within_noise(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+    """Whether two measurements' (min, max) spreads overlap: their difference is not
+    told apart from run-to-run noise."""
+    return bool(a and b) and a[0] <= b[1] and b[0] <= a[1]
+
+
+def _change(a, b, spread_a=None, spread_b=None) -> str:
     if a is None or b is None:
         return ""
+    if within_noise(spread_a, spread_b):
+        return "within noise"
     if isinstance(a, int) and isinstance(b, int):
         return f"{b - a:+d}"
     if a == 0:
@@ -163,7 +198,9 @@ def node_mapping(ga: Graph, gb: Graph) -> dict[str, str]:
 def compare(a: Trace, b: Trace, label_a: str = "A", label_b: str = "B") -> Comparison:
     """Compare trace ``b`` (the variant) against ``a`` (the baseline)."""
     ma, mb = metrics(a), metrics(b)
-    rows = tuple((name, ma[name], mb[name], _change(ma[name], mb[name])) for name in ma)
+    sa, sb = spreads(a), spreads(b)
+    rows = tuple((name, ma[name], mb[name], _change(ma[name], mb[name], sa.get(name),
+                                                    sb.get(name))) for name in ma)
     verdicts, kernels = [], []
     for i, (ga, gb) in enumerate(zip(a.graphs, b.graphs)):
         verdicts += _verdicts(i, ga, gb)

@@ -55,3 +55,11 @@ def group(value) -> str:
     if isinstance(value, tuple | list):
         return "+".join(map(str, value))
     return str(value)
+
+
+def ms_spread(value: float | None, spread: tuple[float, ...] = (), none: str = DASH) -> str:
+    """``"1.235 ms (1.100-1.400)"``: a median and the (min, max) of its samples."""
+    if value is None:
+        return none
+    low_high = f" ({spread[0]:.3f}-{spread[1]:.3f})" if len(spread) == 2 else ""
+    return f"{value:.3f} ms{low_high}"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fusionviz.model.queries import graph_summary
-from fusionviz.model.report.formatting import ms
-from fusionviz.model.trace import Graph, Round, Trace
+from fusionviz.model.queries import graph_summary, load_warning, time_kind
+from fusionviz.model.report.formatting import ms, ms_spread
+from fusionviz.model.trace import Graph, Round, Timing, Trace
 
 
 def header_lines(trace: Trace) -> list[str]:
@@ -34,12 +34,31 @@ def graph_lines(g: Graph) -> list[str]:
         f"({s['fusions']} fusions, {s['benchmark_decisions']} benchmark decisions), "
         f"{s['kernels']} kernels",
         f"  compile {g.compile_s:.2f} s (fusion {g.fusion_s:.3f} s); "
-        f"compiled {ms(t and t.compiled_ms)}, eager {ms(t and t.eager_ms)}{speed}",
+        f"{s['launches']} kernel launches per call",
+        *timing_lines(t, speed),
     ]
     for k in g.kernels:
         regs = f"  regs {k.n_regs} spills {k.n_spills}" if k.n_regs is not None else ""
         lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{regs}")
     lines += [f"  warning: {w}" for w in g.warnings]
+    return lines
+
+
+def timing_lines(t: Timing | None, speed: str = "") -> list[str]:
+    """What a graph's times are, how they were taken and what could not be done."""
+    if t is None:
+        return ["  not timed"]
+    kind = time_kind(t)
+    lines = [f"  compiled {ms_spread(t.compiled_ms, t.compiled_spread)} {kind}, "
+             f"eager {ms_spread(t.eager_ms, t.eager_spread)} {kind}{speed}"]
+    if kind == "device":
+        lines.append(f"  wall per call: compiled {ms_spread(t.compiled_wall_ms, t.compiled_wall_spread)}"
+                     f", eager {ms_spread(t.eager_wall_ms, t.eager_wall_spread)}")
+    how = f"  timed by {t.method}" if t.method else ""
+    if how:
+        lines.append(how + (f"; {t.repeats} wall samples" if t.repeats else "")
+                     + (f", {t.profiled_calls} profiled calls" if t.profiled_calls else ""))
+    lines += [f"  {note}" for note in (t.diff_note, t.note, load_warning(t)) if note]
     return lines
 
 
