@@ -187,6 +187,7 @@ def measure_step(step, device: str) -> dict:
         if cuda:
             torch.cuda.synchronize()
 
+    load = os.getloadavg()[0]  # a busy machine (other processes) makes CPU times unreliable
     for _ in range(WARMUP_STEPS):
         step()
     sync()
@@ -232,6 +233,8 @@ def measure_step(step, device: str) -> dict:
         "device_busy_ms": _union_ms(spans) / n if cuda else None,
         "kernel_ms_sum": sum(k["ms"] for k in kernels.values()),
         "profiled_steps": n,
+        "loadavg_1m": load,
+        "cores": os.cpu_count(),
         "kernels": dict(kernels),
         "ranges": dict(ranges),
     }
@@ -360,6 +363,12 @@ def extern_op(name: str) -> str:
     return base
 
 
+def main_ref(measured: dict, cuda: bool):
+    """What ``Timing.compiled_ms``/``eager_ms`` mean: device-busy time per call on the
+    GPU, wall time per call on the CPU; the reference to compare each with."""
+    return measured.get("device_busy_ms") if cuda else measured.get("wall_ms")
+
+
 def ratio(a, b):
     return a / b if a is not None and b else None
 
@@ -450,17 +459,24 @@ def compare(trace, prof: dict, device: str) -> dict:
         "profiler_compiled_busy_ms": comp["device_busy_ms"],
         "profiler_eager_wall_ms": eager.get("wall_ms"),
         "profiler_eager_device_ms": eager.get("device_ms"),
+        "profiler_eager_busy_ms": eager.get("device_busy_ms"),
     }
     whole["ratios"] = {
         "compiled_device_ms / profiler device": ratio(gt["compiled_device_ms"],
                                                       comp["device_ms"]),
         "compiled_wall_ms / profiler wall": ratio(gt["compiled_wall_ms"], comp["wall_ms"]),
-        "compiled_ms / profiler wall": ratio(gt["compiled_ms"], comp["wall_ms"]),
+        "compiled_ms / reference": ratio(gt["compiled_ms"], main_ref(comp, cuda)),
         "eager_device_ms / eager device": ratio(gt["eager_device_ms"], eager.get("device_ms")),
         "eager_wall_ms / eager wall": ratio(gt["eager_wall_ms"], eager.get("wall_ms")),
-        "eager_ms / eager wall": ratio(gt["eager_ms"], eager.get("wall_ms")),
+        "eager_ms / reference": ratio(gt["eager_ms"], main_ref(eager, cuda)),
     }
+    load, cores = comp.get("loadavg_1m"), comp.get("cores") or 1
+    busy = ""
+    if load is not None and load > 0.5 * cores + 1:
+        busy = (f"the machine was busy while profiling (1-minute load {load:.1f} on "
+                f"{cores} cores): CPU-side times are unreliable")
     return {
+        "busy_machine": busy,
         "kernels": sorted(rows, key=lambda r: -(r["profiler_ms"] or 0.0)),
         "extern_unmatched_by_name": extern_unmatched,
         "extern_by_op": by_op,
@@ -494,7 +510,8 @@ def short(name: str, width: int = 58) -> str:
 
 
 def print_report(name: str, res: dict, device: str) -> None:
-    unit = "device ms" if device == "cuda" else "CPU ms"
+    cuda = device == "cuda"
+    unit = "device ms" if cuda else "CPU ms"
     print("\n  graphs in the trace: " + ", ".join(
         f"{g['index']} {g['kind']} ({g['compile_id']}, {g['kernels']} kernels)"
         for g in res["graphs"]))
@@ -519,6 +536,8 @@ def print_report(name: str, res: dict, device: str) -> None:
             print(f"    {short(label):<58} {launches:>11} "
                   f"{fmt(o['recorded_ms']):>9} {fmt(o['profiler_ms']):>9} "
                   f"{fmt(o['ratio'], '.2f'):>7}{' ok' if within(o['ratio']) else ''}")
+    if res["busy_machine"]:
+        print(f"  NOTE: {res['busy_machine']}")
     if res["profiler_only"]:
         top = res["profiler_only"][:8]
         print(f"  in the profile only ({len(res['profiler_only'])} names; eager work "
@@ -536,14 +555,17 @@ def print_report(name: str, res: dict, device: str) -> None:
           f"within 5%; {pct(res['coverage_matched_by_name'])} matched by name at all")
     w = res["whole_graph"]
     t = w["trace"]
-    print("  whole graphs (trace: sum over graphs of graph.timing; profiler: per step):")
+    print("  whole graphs (trace: sum over graphs of graph.timing; reference: per step; "
+          "compiled_ms/eager_ms are device-busy on the GPU, wall on the CPU):")
     lines = [
         ("compiled device", "compiled_device_ms", w["profiler_compiled_device_ms"]),
         ("compiled wall", "compiled_wall_ms", w["profiler_compiled_wall_ms"]),
-        ("compiled (compiled_ms)", "compiled_ms", w["profiler_compiled_wall_ms"]),
+        ("compiled (compiled_ms)", "compiled_ms", w["profiler_compiled_busy_ms"] if cuda
+         else w["profiler_compiled_wall_ms"]),
         ("eager device", "eager_device_ms", w["profiler_eager_device_ms"]),
         ("eager wall", "eager_wall_ms", w["profiler_eager_wall_ms"]),
-        ("eager (eager_ms)", "eager_ms", w["profiler_eager_wall_ms"]),
+        ("eager (eager_ms)", "eager_ms", w["profiler_eager_busy_ms"] if cuda
+         else w["profiler_eager_wall_ms"]),
     ]
     for label, field, ref in lines:
         print(f"    {label:<24} trace {fmt(t[field], '.3f'):>9} ms "
@@ -592,6 +614,8 @@ def main() -> int:
     if opts.profile_child:
         return profile_child(opts)
 
+    if str(ROOT) not in sys.path:  # run from the checkout: fusionviz need not be installed
+        sys.path.insert(0, str(ROOT))
     from fusionviz.model.tracefile.io import load_trace
 
     print_method(opts)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
 
-from fusionviz.model.queries import graph_headline
-from fusionviz.model.report.formatting import number
+from fusionviz.model.queries import graph_headline, load_warning, time_kind
+from fusionviz.model.report.formatting import ms_spread, number
 from fusionviz.ui.view_state import ViewState
 
 COLUMNS = ("graph", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms", "speedup")
@@ -32,6 +32,22 @@ def summary_cells(graph) -> list[str]:
         number(s.get("eager_ms"), none="—"),
         "—" if speedup is None else f"{speedup:.2f}×",
     ]
+
+
+def timing_tip(timing, side: str = "compiled") -> str:
+    """What a time in the list is: device or wall, median of how many, its spread."""
+    if timing is None:
+        return "not timed"
+    value, spread = getattr(timing, f"{side}_ms"), getattr(timing, f"{side}_spread")
+    if value is None:
+        return timing.note or "not timed"
+    kind = time_kind(timing)
+    what = ("device time per call (CUDA profiler)" if kind == "device"
+            else "wall time per call")
+    samples = timing.profiled_calls if kind == "device" else timing.repeats
+    tip = f"{side} {ms_spread(value, spread)}: {what}, median of {samples}"
+    warning = load_warning(timing)
+    return f"{tip}\n{warning}" if warning else tip
 
 
 class GraphsList(QTreeWidget):
@@ -61,6 +77,8 @@ class GraphsList(QTreeWidget):
             item.setData(0, Qt.ItemDataRole.UserRole, i)
             item.setToolTip(0, f"{graph.device} · {graph.backend or '?'} backend · "
                                f"compile {graph.compile_s:.2f} s")
+            for col, text in ((5, timing_tip(graph.timing)), (6, timing_tip(graph.timing, "eager"))):
+                item.setToolTip(col, text)
             for col in range(1, len(COLUMNS)):
                 item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.addTopLevelItem(item)

@@ -31,6 +31,7 @@ from fusionviz.model.errors import TraceError
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
+from fusionviz.model.queries import load_warning
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.ui import export
 from fusionviz.ui.charts.pane import ChartsPane
@@ -339,8 +340,10 @@ class MainWindow(QMainWindow):
         graph = self.state.graph
         if graph is not None:
             lines += [f"graph {graph.index}: {w}" for w in graph.warnings]
-            if graph.timing is not None and graph.timing.note:
-                lines.append(f"graph {graph.index} timing: {graph.timing.note}")
+            timing = graph.timing
+            for note in (timing.note, load_warning(timing)) if timing is not None else ():
+                if note:
+                    lines.append(f"graph {graph.index} timing: {note}")
         if trace.script.status not in ("ok", "running"):
             lines.insert(0, f"Script status: {trace.script.status}. {trace.script.message}")
         return lines

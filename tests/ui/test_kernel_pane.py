@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextDocument
 
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.trace import Access, Graph, Kernel, Node, Trace
+from fusionviz.model.trace import Access, Graph, Kernel, Node, Timing, Trace
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.ui.kernel.code_view import THEME, CodeView
 from fusionviz.ui.kernel.pane import SIDE_BY_SIDE_SHORTCUT, KernelPane
@@ -68,11 +70,27 @@ def test_selecting_a_kernel_shows_its_exact_source_facts_and_color(pane):
     assert view.code.source() == CPP_KERNEL.source
     assert "cpp_fused_add_relu_0" in view.title.text()
     facts = facts_text(pane)
-    for expected in ("kind cpp", "est. bytes 1.9 MiB", "device time 0.5 ms",
+    for expected in ("kind cpp", "est. bytes 1.9 MiB", "wall time 0.5 ms per graph call",
                      "bandwidth 4.0 GB/s", "nodes (2) op0, op1"):
         assert expected in facts
     assert kernel_colors((CPP_KERNEL, MM_KERNEL))["cpp_fused_add_relu_0"] in view.swatch.styleSheet()
     assert pane.combos[0].currentText() == "cpp_fused_add_relu_0"
+
+
+def test_a_profiled_gpu_kernel_shows_device_time_launches_and_the_share_of_peak(qtbot):
+    kernel = dataclasses.replace(CPP_KERNEL, name="triton_poi_fused_0", kind="poi",
+                                 backend="triton", ms=0.5, calls=2, ms_spread=(0.24, 0.26))
+    trace = cpu_trace()
+    graph = dataclasses.replace(trace.graphs[0], device="cuda", backend="triton",
+                                kernels=(kernel,), timing=Timing(compiled_ms=1.0, profiled_calls=3))
+    state = ViewState()
+    state.set_trace(dataclasses.replace(trace, graphs=(graph,), env={"peak_dram_gb_s": 3350.0}))
+    widget = KernelPane(state)
+    qtbot.addWidget(widget)
+    state.select_kernel("triton_poi_fused_0")
+    facts = facts_text(widget)
+    assert "device time 0.5 ms per graph call, 2 launches of 0.25 ms (a launch: 0.24-0.26)" in facts
+    assert "bandwidth 4.0 GB/s (0% of peak 3350)" in facts
 
 
 def test_choosing_in_the_selector_writes_the_kernel_to_the_state(pane, qtbot):

@@ -47,6 +47,27 @@ def _config_snapshot() -> dict:
     return out
 
 
+# Peak DRAM bandwidth (GB/s) of known GPUs, by a piece of the name torch reports; the
+# first match wins (so the more specific names come first). Vendor data sheets.
+_PEAK_DRAM_GB_S = (("H200", 4800), ("H100 PCIe", 2000), ("H100 NVL", 3900), ("H100", 3350),
+                   ("GH200", 4000), ("B200", 8000), ("A100-SXM4-80GB", 2039),
+                   ("A100 80GB PCIe", 1935), ("A100", 1555), ("L40S", 864), ("L4", 300),
+                   ("A10G", 600), ("A10", 600), ("V100", 900), ("T4", 320))
+
+
+def peak_dram_gb_s(device_name: str) -> float | None:
+    """The GPU's peak DRAM bandwidth, from its memory clock and bus width when torch
+    reports them, else from the table of known GPUs; None when unknown."""
+    try:
+        props = torch.cuda.get_device_properties(0)
+        clock_khz, bus_bits = props.memory_clock_rate, props.memory_bus_width
+        if clock_khz and bus_bits:
+            return round(2 * clock_khz * 1e3 * bus_bits / 8 / 1e9, 1)  # double data rate
+    except (AttributeError, RuntimeError, AssertionError):
+        pass
+    return next((float(gb) for key, gb in _PEAK_DRAM_GB_S if key in device_name), None)
+
+
 def environment() -> dict:
     """torch/triton/python versions and the device the capture ran on."""
     env = {"torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform()}
@@ -59,6 +80,9 @@ def environment() -> dict:
     if torch.cuda.is_available():
         env["device_name"] = torch.cuda.get_device_name()
         env["cuda"] = torch.version.cuda or ""
+        peak = peak_dram_gb_s(env["device_name"])
+        if peak:
+            env["peak_dram_gb_s"] = peak
     else:
         env["device_name"] = platform.processor() or platform.machine()
     return env

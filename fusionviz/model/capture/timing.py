@@ -174,8 +174,9 @@ class _ExternProxy:
 
 
 class _OpsProxy:
-    """Stands in for ``torch`` in the wrapper: ``torch.ops.<ns>.<op>[.<overload>]`` calls
-    (Inductor's fallbacks: SDPA, sort, cumsum, ...) are labelled; the rest is torch."""
+    """Stands in for ``torch`` (and op namespaces such as ``aten``) in the wrapper:
+    ``torch.ops.<ns>.<op>[.<overload>]`` and ``aten.<op>.<overload>`` calls (Inductor's
+    fallbacks: SDPA, sort, cumsum, randint, ...) are labelled; the rest is torch."""
 
     def __init__(self, obj, path: str, order: _CallOrder) -> None:
         self._obj, self._path, self._order = obj, path, order
@@ -185,6 +186,9 @@ class _OpsProxy:
         if self._path == "torch" and name != "ops":
             return value
         return _OpsProxy(value, f"{self._path}.{name}", self._order)
+
+    def __repr__(self) -> str:
+        return f"<fusionviz proxy of {self._path}>"
 
     def __call__(self, *args, **kwargs):
         return self._order.wrap(self._path, self._obj)(*args, **kwargs)
@@ -201,8 +205,12 @@ def _instrumented(module, records: list[KernelRecord], launches: _Launches):
             saved[r.name] = getattr(module, r.name)
             setattr(module, r.name,
                     _KernelProxy(saved[r.name], lambda fn, n=r.name: launches.timed(n, fn)))
-    for name, proxy in (("extern_kernels", lambda v: _ExternProxy(v, order)),
-                        ("torch", lambda v: _OpsProxy(v, "torch", order))):
+    proxies = {"extern_kernels": lambda v: _ExternProxy(v, order),
+               "torch": lambda v: _OpsProxy(v, "torch", order)}
+    for name, value in vars(module).items():  # op namespaces: aten = torch.ops.aten
+        if isinstance(value, torch._ops._OpNamespace):
+            proxies[name] = lambda v, n=name: _OpsProxy(v, n, order)
+    for name, proxy in proxies.items():
         if getattr(module, name, None) is not None:
             saved[name] = getattr(module, name)
             setattr(module, name, proxy(saved[name]))

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 import pyqtgraph as pg
 
 from fusionviz.model.palette import kernel_colors
+from fusionviz.model.queries import time_kind
 from fusionviz.model.report.chart_data import benchmark_points, kernel_times, round_series
 from fusionviz.model.trace import Graph
 from fusionviz.ui.charts.page import ChartPage, OnScreenWatcher, on_screen
@@ -145,9 +146,12 @@ def _total_title(graph: Graph) -> str:
     timing = graph.timing
     if timing is None or timing.compiled_ms is None:
         return ""
-    title = f"compiled {timing.compiled_ms:.4g} ms"
+    kind = time_kind(timing)
+    title = f"compiled {timing.compiled_ms:.4g} ms {kind}"
     if timing.eager_ms:
         title += f" · eager {timing.eager_ms:.4g} ms ({timing.eager_ms / timing.compiled_ms:.2f}×)"
+    if kind == "device" and timing.compiled_wall_ms is not None:
+        title += f" · wall {timing.compiled_wall_ms:.4g} ms"
     return title
 
 

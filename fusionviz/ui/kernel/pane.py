@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from fusionviz.model.highlight import language_for
 from fusionviz.model.palette import kernel_colors
-from fusionviz.model.queries import kernel_of_node
+from fusionviz.model.queries import kernel_of_node, time_kind
 from fusionviz.model.report.formatting import byte_size
 from fusionviz.model.trace import Kernel
 from fusionviz.ui.kernel.code_view import CodeView, FindBar, local_shortcut
@@ -37,16 +37,27 @@ _ROOT = QModelIndex()
 _NAME_ROLES = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDataRole.UserRole)
 
 
-def kernel_facts(kernel: Kernel) -> list[tuple[str, str]]:
-    """(label, value) pairs describing ``kernel``; unknown values are left out."""
+def kernel_facts(kernel: Kernel, time_kind: str = "device",
+                 peak_gb_s: float | None = None) -> list[tuple[str, str]]:
+    """(label, value) pairs describing ``kernel``; unknown values are left out.
+
+    ``time_kind``: "device" (the CUDA profiler) or "wall" (CPU, or an older GPU trace);
+    ``peak_gb_s``: the GPU's peak DRAM bandwidth, for the share of it achieved."""
     facts = [("kind", kernel.kind), ("backend", kernel.backend)]
     if kernel.bytes is not None:
         facts.append(("est. bytes", byte_size(kernel.bytes)))
     if kernel.ms is not None:
-        calls = f" ({kernel.calls} launches)" if kernel.calls > 1 else ""
-        facts.append(("device time", f"{kernel.ms:.4g} ms{calls}"))
+        text = f"{kernel.ms:.4g} ms per graph call"
+        if kernel.calls > 1:
+            text += f", {kernel.calls} launches of {kernel.ms / kernel.calls:.4g} ms"
+        if len(kernel.ms_spread) == 2:
+            one = "a launch" if time_kind == "device" else "a call"
+            text += f" ({one}: {kernel.ms_spread[0]:.4g}-{kernel.ms_spread[1]:.4g})"
+        facts.append((f"{time_kind} time", text))
         if kernel.bytes and kernel.ms > 0:
-            facts.append(("bandwidth", f"{kernel.bytes / kernel.ms / 1e6:.1f} GB/s"))
+            gb_s = kernel.bytes / kernel.ms / 1e6
+            share = f" ({100 * gb_s / peak_gb_s:.0f}% of peak {peak_gb_s:g})" if peak_gb_s else ""
+            facts.append(("bandwidth", f"{gb_s:.1f} GB/s{share}"))
     for label, value in (("regs", kernel.n_regs), ("spills", kernel.n_spills),
                          ("shared", kernel.shared)):
         if value is not None:
@@ -119,12 +130,13 @@ class KernelView(QWidget):
         self.kernel: Kernel | None = None
         self.clear("No kernel selected.")
 
-    def set_kernel(self, kernel: Kernel, color: str) -> None:
+    def set_kernel(self, kernel: Kernel, color: str, time_kind: str = "device",
+                   peak_gb_s: float | None = None) -> None:
         self.kernel = kernel
         self.swatch.setStyleSheet(f"background: {color}; border: 1px solid #555;")
         self.swatch.show()
         self.title.setText(f"<b>{html.escape(kernel.name)}</b>")
-        self.facts.setText(_facts_html(kernel))
+        self.facts.setText(_facts_html(kernel, time_kind, peak_gb_s))
         source = kernel.source or kernel.name
         self.code.set_source(source, language_for(kernel.backend, source))
 
@@ -136,11 +148,11 @@ class KernelView(QWidget):
         self.code.set_source("", "text")
 
 
-def _facts_html(kernel: Kernel) -> str:
+def _facts_html(kernel: Kernel, time_kind: str, peak_gb_s: float | None) -> str:
     # nbsp inside values: lines may only wrap between facts, not inside "num_warps=4 …"
     parts = [f"<span style='color:gray'>{label}</span>&nbsp;"
              f"{html.escape(value).replace(' ', '&nbsp;')}"
-             for label, value in kernel_facts(kernel)]
+             for label, value in kernel_facts(kernel, time_kind, peak_gb_s)]
     nodes = list(kernel.nodes[:_MAX_LISTED_NODES])
     if len(kernel.nodes) > _MAX_LISTED_NODES:
         nodes.append(f"… (+{len(kernel.nodes) - _MAX_LISTED_NODES})")
@@ -211,7 +223,10 @@ class KernelPane(QWidget):
             view.clear(f"No kernel named {name!r} in this graph." if name else "No kernel selected.")
             combo.setCurrentIndex(-1)
             return
-        view.set_kernel(kernel, self._colors[name])
+        trace, graph = self._state.trace, self._state.graph
+        peak = trace.env.get("peak_dram_gb_s") if trace is not None else None
+        view.set_kernel(kernel, self._colors[name], time_kind(graph.timing if graph else None),
+                        peak if isinstance(peak, int | float) else None)
         combo.setCurrentIndex(self.kernel_list.row_of(name))
 
     def set_side_by_side(self, on: bool) -> None:
