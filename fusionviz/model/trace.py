@@ -225,6 +225,7 @@ class Timing:
     eager_device_ms: float | None = None
     profiled_calls: int = 0  # calls under the CUDA profiler (0: no device times)
     diff_note: str = ""  # why outputs were not compared ("random ops: ...")
+    eager_source: str = ""  # what eager_* timed ("Dynamo graph, eager forward"; "none: why")
     load: dict = field(default_factory=dict)  # CPU: {"loadavg_1m", "cores"} while timing
 
 

@@ -72,4 +72,15 @@ def test_the_compiled_adamw_step_gets_an_eager_time_or_says_why_not(capture):
     assert trace.script.status == "ok", trace.script.traceback
     for g in trace.graphs:
         assert g.timing is not None and g.timing.compiled_ms is not None
-        assert g.timing.eager_ms is not None or "eager" in g.timing.note, g.timing
+        assert g.timing.eager_ms is not None or g.timing.eager_source.startswith("none: "), \
+            g.timing
+
+
+def test_the_eager_baseline_is_the_dynamo_graph_forward_and_its_autograd_backward(capture):
+    forward, backward = capture("mlp_block").graphs
+    assert forward.timing.eager_source == "Dynamo graph, eager forward"
+    assert backward.timing.eager_source == "Dynamo graph, eager autograd backward"
+    for g in (forward, backward):
+        t = g.timing
+        assert t.eager_ms is not None and t.eager_wall_ms == t.eager_ms  # CPU: wall
+        assert t.eager_spread[0] <= t.eager_ms <= t.eager_spread[1]

@@ -47,6 +47,13 @@ def _cls(module: str, name: str):
         return None
 
 
+def _module(name: str):
+    try:
+        return importlib.import_module(name)
+    except Exception:  # noqa: BLE001
+        return None
+
+
 class Hooks:
     """Installs the wrappers and routes their events to a ``Recorder``."""
 
@@ -66,6 +73,9 @@ class Hooks:
         graph = _cls("torch._inductor.graph", "GraphLowering")
         why = _cls("torch._inductor.scheduler", "WhyNoFuse")
         w = self.p.wrap
+        if self.rec.measure_runtime:
+            w(_module("torch._inductor.compile_fx"), "compile_fx", self._compile_fx,
+              "torch._inductor.compile_fx.compile_fx")
         w(graph, "compile_to_module", self._compile_to_module)
         w(sched, "__init__", self._scheduler_init)
         w(sched, "fuse_nodes", self._fuse_nodes)
@@ -101,6 +111,22 @@ class Hooks:
         self.p.undo()
 
     # -- graph lifecycle --------------------------------------------------------
+    def _compile_fx(self, orig):
+        depth = {"n": 0}  # compile_fx calls itself once to apply config patches
+
+        def compile_fx(model, example_inputs, *args, **kwargs):
+            depth["n"] += 1
+            try:
+                compiled = orig(model, example_inputs, *args, **kwargs)
+            finally:
+                depth["n"] -= 1
+            if depth["n"] or not callable(compiled):
+                return compiled
+            wrapped = self.p.guard("eager baseline", self.rec.dynamo_graph, model, compiled)
+            return compiled if wrapped is None else wrapped
+
+        return compile_fx
+
     def _compile_to_module(self, orig):
         def compile_to_module(graph_lowering, *args, **kwargs):
             g = self.p.guard("graph start", self.rec.graph_started, graph_lowering)

@@ -6,6 +6,7 @@ graph and every measurement, so a crash, abort or kill keeps what was captured.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import platform
 import sys
@@ -14,6 +15,7 @@ import traceback
 
 import torch
 
+from fusionviz.model.capture.baseline import Baseline, measure_eager, wrap_compiled
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
 from fusionviz.model.capture.timing import clone_inputs, measure
@@ -99,6 +101,7 @@ class Recorder:
         self.emit = emit or (lambda line: None)
         self.requested = requested or {}
         self.graphs: list[GraphRecord] = []
+        self.baselines: dict[str, Baseline] = {}  # compile id → its Dynamo graph run eagerly
         self.current: GraphRecord | None = None
         self.problems: list[Problem] = []
         self.warnings: list[str] = []
@@ -178,6 +181,23 @@ class Recorder:
                           eager_ms=g.timing.eager_ms)
         self.save()
 
+    # -- the eager baseline: the graph Dynamo captured ----------------------------------
+    def dynamo_graph(self, gm, compiled):
+        """``compiled`` (Inductor's function for Dynamo's graph ``gm``), timing ``gm``
+        eagerly after its first call."""
+        cid = torch._guards.CompileContext.current_compile_id()
+        key = str(cid) if cid else ""
+        return wrap_compiled(compiled, gm, lambda g, inputs, grad: self._guarded(
+            self._eager_baseline, key, g, inputs, grad))
+
+    def _eager_baseline(self, key: str, gm, inputs, grad_enabled: bool) -> None:
+        cuda = any(isinstance(a, torch.Tensor) and a.is_cuda for a in inputs)
+        try:
+            self.baselines[key] = measure_eager(gm, inputs, grad_enabled, cuda)
+        except Exception as e:  # noqa: BLE001 - measuring must never break the user's run
+            self.baselines[key] = Baseline(why_not=f"{type(e).__name__}: {e}")
+        self.save()
+
     def _guarded(self, fn, *args):
         try:
             return fn(*args)
@@ -190,7 +210,12 @@ class Recorder:
         graphs = []
         for g in self.graphs:
             try:
-                graphs.append(g.to_graph())
+                graph = g.to_graph()
+                baseline = self.baselines.get(g.compile_id)
+                if baseline is not None and graph.timing is not None:
+                    graph = dataclasses.replace(
+                        graph, timing=baseline.apply(graph.timing, graph.kind))
+                graphs.append(graph)
             except Exception:  # noqa: BLE001
                 self.on_error(f"graph {g.index}", traceback.format_exc())
         return Trace(

@@ -1,4 +1,4 @@
-"""Runtime of a compiled graph: whole graph, per kernel, and the same graph in eager.
+"""Runtime of a compiled graph: whole graph and per kernel (eager: ``baseline``).
 
 GPU: device time from the CUDA profiler (``torch.profiler``: CUPTI activity records)
 over ``PROFILED_CALLS`` calls of the compiled module. Every launch in the wrapper's
@@ -281,18 +281,6 @@ def _gpu_times(module, call, inputs, records) -> list[float]:
     return graph_calls
 
 
-def _eager_device_ms(fn, inputs) -> list[float]:
-    from torch.profiler import ProfilerActivity, profile, record_function
-
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for _ in range(PROFILED_CALLS):
-            args = clone_inputs(inputs)
-            with record_function(GRAPH_RANGE):
-                fn(args)
-        torch.cuda.synchronize()
-    return [e.device_time_total / 1e3 for e in _ranges(prof) if e.name == GRAPH_RANGE]
-
-
 def _load() -> dict:
     """The machine's load while timing (CPU times are wall times: a busy machine
     stretches them)."""
@@ -304,7 +292,8 @@ def _load() -> dict:
 
 
 def measure(module, call, inputs, gm, records, device: str) -> Timing:
-    """Whole-graph compiled and eager times, and per-kernel times into ``records``.
+    """Whole-graph compiled times and per-kernel times into ``records``, and a check of
+    the outputs against the lowered graph run eagerly (eager times: ``baseline``).
 
     ``call`` runs the compiled module on a list of inputs; ``inputs`` are a copy of
     the first call's inputs, taken before it ran; ``gm`` the FX graph Inductor lowered.
@@ -322,39 +311,32 @@ def measure(module, call, inputs, gm, records, device: str) -> Timing:
                 _cpu_kernel_times(module, call, inputs, records)
         except Exception as e:  # noqa: BLE001 - timing must never break the user's run
             notes.append(f"per-kernel timing failed: {type(e).__name__}: {e}")
-        eager_wall, eager_busy, diff, diff_note = _eager(clock, call, inputs, gm, notes)
+        diff, diff_note = _compare(call, inputs, gm, notes)
     compiled = busy or wall
-    eager = eager_busy or eager_wall
     method = ("CUDA profiler (device time), wall time per call" if clock.cuda
               else "perf_counter around each call and kernel (CPU, synchronous)")
     return Timing(
         compiled_ms=_median(compiled), compiled_spread=spread(compiled),
         compiled_wall_ms=_median(wall), compiled_wall_spread=spread(wall),
-        compiled_device_ms=_median(busy), eager_ms=_median(eager), eager_spread=spread(eager),
-        eager_wall_ms=_median(eager_wall), eager_wall_spread=spread(eager_wall),
-        eager_device_ms=_median(eager_busy),
-        repeats=len(wall), profiled_calls=len(busy), method=method, note="; ".join(notes),
+        compiled_device_ms=_median(busy), repeats=len(wall), profiled_calls=len(busy), method=method, note="; ".join(notes),
         max_abs_diff=diff, diff_note=diff_note, load={} if clock.cuda else _load(),
     )
 
 
-def _eager(clock: _Clock, call, inputs, gm, notes: list[str]):
-    """(wall ms, device ms, max |compiled - eager|, why not compared) of the graph run
-    eagerly on the same inputs."""
+def _compare(call, inputs, gm, notes: list[str]) -> tuple[float | None, str]:
+    """(max |compiled - eager|, why not compared) of the lowered graph run eagerly once on
+    the same inputs: a check of the compiled code's numbers, not a time (the eager
+    baseline is the graph Dynamo captured: ``baseline``)."""
     if gm is None:
-        return [], [], None, ""
+        return None, ""
+    if has_random_ops(gm):
+        return None, "random ops: outputs not compared"
     try:
         runnable = eager_graph(gm)  # lowering-pattern calls put back as aten ops
-        run = lambda args: runnable(*args)  # noqa: E731
-        wall = clock.wall(run, inputs)
-        busy = _eager_device_ms(run, inputs) if clock.cuda else []
-        if has_random_ops(gm):
-            return wall, busy, None, "random ops: outputs not compared"
-        diff = max_abs_diff(call(clone_inputs(inputs)), runnable(*clone_inputs(inputs)))
-        return wall, busy, diff, ""
+        return max_abs_diff(call(clone_inputs(inputs)), runnable(*clone_inputs(inputs))), ""
     except Exception as e:  # noqa: BLE001 - measuring must never break the user's run
-        notes.append(f"eager run of the graph failed: {type(e).__name__}: {e}")
-        return [], [], None, ""
+        notes.append(f"eager check of the outputs failed: {type(e).__name__}: {e}")
+        return None, ""
 
 
 def _median(values: list[float]) -> float | None:

@@ -58,6 +58,8 @@ def timing_lines(t: Timing | None, speed: str = "") -> list[str]:
     if how:
         lines.append(how + (f"; {t.repeats} wall samples" if t.repeats else "")
                      + (f", {t.profiled_calls} profiled calls" if t.profiled_calls else ""))
+    if t.eager_source:
+        lines.append(f"  eager: {t.eager_source}")
     lines += [f"  {note}" for note in (t.diff_note, t.note, load_warning(t)) if note]
     return lines
 

@@ -1,0 +1,189 @@
+"""The eager baseline a user means: the graph Dynamo captured, run without compiling.
+
+``compile_fx`` (Inductor's backend entry) receives the GraphModule Dynamo traced from
+the user's code, before AOTAutograd and decompositions. The function it returns is
+wrapped: after its first call, that GraphModule runs eagerly on copies of the same
+inputs: its forward, and where the call built an autograd graph, the autograd
+backward of its outputs. They are timed as the compiled side is (wall time per call;
+on the GPU also device time, from the CUDA profiler) and set against the compiled
+forward and backward graphs of the same compile id.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import torch
+
+from fusionviz.model.capture.timing import preserved_rng, spread
+from fusionviz.model.trace import Timing
+
+REPEATS = 10
+WARMUP = 2
+PROFILED_CALLS = 3
+
+
+@dataclass
+class EagerTimes:
+    """Samples of one side (forward or backward) of a Dynamo graph run eagerly."""
+
+    wall: list[float] = field(default_factory=list)
+    device: list[float] = field(default_factory=list)
+
+    def onto(self, timing: Timing, source: str) -> Timing:
+        """``timing`` with this eager side as its eager baseline."""
+        from dataclasses import replace
+
+        main = self.device or self.wall
+        return replace(
+            timing, eager_ms=_median(main), eager_spread=spread(main),
+            eager_wall_ms=_median(self.wall), eager_wall_spread=spread(self.wall),
+            eager_device_ms=_median(self.device), eager_source=source)
+
+
+@dataclass
+class Baseline:
+    """What was measured for one compile id (or why not)."""
+
+    forward: EagerTimes | None = None
+    backward: EagerTimes | None = None
+    why_not: str = ""
+
+    def apply(self, timing: Timing | None, kind: str) -> Timing | None:
+        """The compiled graph's timing with its eager counterpart (``kind``: the graph's
+        forward | backward | inference), or the reason there is none."""
+        if timing is None:
+            return None
+        side = self.backward if kind == "backward" else self.forward
+        if side is not None and (side.wall or side.device):
+            what = "autograd backward" if kind == "backward" else "forward"
+            return side.onto(timing, f"Dynamo graph, eager {what}")
+        from dataclasses import replace
+
+        why = self.why_not or "no eager run of this side"
+        return replace(timing, eager_ms=None, eager_spread=(), eager_wall_ms=None,
+                       eager_wall_spread=(), eager_device_ms=None,
+                       eager_source=f"none: {why}")
+
+
+def fresh(inputs) -> list:
+    """Copies of the inputs, leaves requiring grad as the originals did."""
+    out = []
+    for a in inputs:
+        if isinstance(a, torch.Tensor):
+            c = a.detach().clone()
+            out.append(c.requires_grad_(a.requires_grad) if c.is_floating_point() or
+                       c.is_complex() else c)
+        else:
+            out.append(a)
+    return out
+
+
+def wrap_compiled(compiled, gm, on_first_call):
+    """``compiled`` (what compile_fx returned) calling ``on_first_call(gm, inputs,
+    grad_enabled)`` after its first call, with a copy of that call's inputs.
+
+    Its calling convention is kept: Dynamo calls it with the inputs as arguments, or
+    (for flattened inputs) with one list of them that it empties."""
+    state = {"done": False}
+
+    @functools.wraps(compiled)
+    def run(*args, **kwargs):
+        if state["done"]:
+            return compiled(*args, **kwargs)
+        state["done"] = True
+        flat = args[0] if len(args) == 1 and isinstance(args[0], list) else args
+        inputs, grad = fresh(flat), torch.is_grad_enabled()
+        out = compiled(*args, **kwargs)
+        on_first_call(gm, inputs, grad)
+        return out
+
+    return run
+
+
+def measure_eager(gm, inputs, grad_enabled: bool, cuda: bool) -> Baseline:
+    """Time ``gm`` eagerly: forward, and the autograd backward of its outputs when the
+    call built an autograd graph. The RNG is left as it was."""
+    with preserved_rng():
+        needs_grad = grad_enabled and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in inputs)
+        forward, backward = EagerTimes(), EagerTimes() if needs_grad else None
+        with torch.set_grad_enabled(grad_enabled):
+            for _ in range(WARMUP):
+                _step(gm, inputs, backward is not None, cuda)
+            for _ in range(REPEATS):
+                f, b = _step(gm, inputs, backward is not None, cuda)
+                forward.wall.append(f)
+                if backward is not None and b is not None:
+                    backward.wall.append(b)
+            if cuda:
+                _profile(gm, inputs, forward, backward)
+    return Baseline(forward, backward)
+
+
+def _outputs(out) -> list:
+    flat = out if isinstance(out, list | tuple) else [out]
+    return [o for o in flat if isinstance(o, torch.Tensor) and o.requires_grad]
+
+
+def _sync(cuda: bool) -> None:
+    if cuda:
+        torch.cuda.synchronize()
+
+
+def _step(gm, inputs, with_backward: bool, cuda: bool) -> tuple[float, float | None]:
+    import time
+
+    args = fresh(inputs)
+    _sync(cuda)
+    t0 = time.perf_counter()
+    out = gm(*args)
+    _sync(cuda)
+    t1 = time.perf_counter()
+    if not with_backward:
+        return (t1 - t0) * 1e3, None
+    outs = _outputs(out)
+    if not outs:
+        return (t1 - t0) * 1e3, None
+    grads = [torch.ones_like(o) for o in outs]
+    _sync(cuda)
+    t2 = time.perf_counter()
+    torch.autograd.backward(outs, grads)
+    _sync(cuda)
+    return (t1 - t0) * 1e3, (time.perf_counter() - t2) * 1e3
+
+
+def _profile(gm, inputs, forward: EagerTimes, backward: EagerTimes | None) -> None:
+    """Device time per call from the CUDA profiler: of the forward alone, then of forward
+    and backward (the backward runs on autograd's own threads, outside any range of
+    this one, so its share is the difference of the two totals)."""
+    forward.device.append(_device_ms(gm, inputs, with_backward=False))
+    if backward is not None:
+        both = _device_ms(gm, inputs, with_backward=True)
+        backward.device.append(max(both - forward.device[-1], 0.0))
+
+
+def _device_ms(gm, inputs, with_backward: bool) -> float:
+    """Device time (all kernels and copies) per call, over PROFILED_CALLS calls whose
+    inputs were copied before profiling."""
+    from torch.profiler import ProfilerActivity, profile
+
+    calls = [fresh(inputs) for _ in range(PROFILED_CALLS)]
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for args in calls:
+            outs = _outputs(gm(*args)) if with_backward else gm(*args)
+            if with_backward and outs:
+                torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+        torch.cuda.synchronize()
+    device = torch.autograd.DeviceType.CUDA
+    total_us = sum(e.time_range.elapsed_us() for e in prof.events()
+                   if getattr(e, "device_type", None) == device)
+    return total_us / 1e3 / PROFILED_CALLS
+
+
+def _median(values: list[float]) -> float | None:
+    import statistics
+
+    return statistics.median(values) if values else None
