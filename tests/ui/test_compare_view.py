@@ -211,3 +211,21 @@ def test_zoom_and_scroll_follow_the_other_view(qtbot, synthetic_folder):
     assert (center - a.mapToScene(a.viewport().rect().center())).manhattanLength() < 2
     b.zoom_out()  # and the other way
     assert a.transform().m11() == pytest.approx(b.transform().m11())
+
+
+def test_sweep_chart_draws_each_variants_spread_so_overlaps_read_as_noise(qtbot):
+    from fusionviz.ui.charts.sweep import SweepChart
+
+    chart = SweepChart()
+    qtbot.addWidget(chart)
+    chart.show()
+    rows = [{"variant": f"after round {k}", "kernels": 5 - k, "est_bytes": 1e6,
+             "compile_s": 1.0, "compiled_ms": 2.0 - 0.1 * k, "compiled_min_ms": 1.8 - 0.1 * k,
+             "compiled_max_ms": 2.3 - 0.1 * k} for k in range(4)]
+    chart.set_rows(rows)
+    bars = chart.spread_bars
+    assert bars is not None and list(bars.opts["x"]) == [0.0, 1.0, 2.0, 3.0]
+    assert list(bars.opts["top"]) == pytest.approx([0.3] * 4)
+    assert list(bars.opts["bottom"]) == pytest.approx([0.2] * 4)
+    chart.set_rows([{**r, "compiled_min_ms": None, "compiled_max_ms": None} for r in rows])
+    assert chart.spread_bars is None  # no samples recorded (older traces): no bars

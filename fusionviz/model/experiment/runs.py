@@ -84,12 +84,15 @@ def sweep_rows(variants) -> list[dict]:
     rows = []
     for v in variants:
         m = cmp.metrics(v.trace)
+        low, high = cmp.spreads(v.trace).get("Compiled runtime (ms)", (None, None))
         rows.append({
             "variant": v.label,
             "kernels": m["Kernels"],
             "nodes": sum(len(g.final_groups) for g in v.trace.graphs),
             "est_bytes": estimated_bytes(v.trace),
             "compiled_ms": m["Compiled runtime (ms)"],
+            "compiled_min_ms": low,  # the spread of the samples, summed over graphs
+            "compiled_max_ms": high,
             "compile_s": m["FX compile time (s)"],
         })
     return rows

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QWidget
 
@@ -35,6 +36,7 @@ class SweepChart(ChartPage):
         super().__init__(None, parent)
         self.rows: list[dict] = []
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self.spread_bars: pg.ErrorBarItem | None = None
         self._markers: list[pg.InfiniteLine] = []
         self._marked: int | None = None
         self.show_message("No round sweep in this experiment.")
@@ -42,6 +44,7 @@ class SweepChart(ChartPage):
     def set_rows(self, rows: list[dict], baseline: dict | None = None) -> None:
         """Plot ``rows`` (k = 0 … R in order) and ``baseline`` (all rounds) as reference."""
         self.rows, self.curves, self._markers = list(rows), {}, []
+        self.spread_bars: pg.ErrorBarItem | None = None
         if not rows:
             self.show_message("The sweep recorded no variants.")
             return
@@ -78,6 +81,8 @@ class SweepChart(ChartPage):
                           symbolSize=8, symbolBrush=_SERIES_COLOR, name=label)
         curve.setToolTip(label)
         curve.sigPointsClicked.connect(self._on_points_clicked)
+        if key == "compiled_ms" and not log:
+            self._spread_bars(plot, scale)
         self.curves[key] = curve
         ref = baseline.get(key) if baseline is not None else None
         if ref is not None and not (log and ref <= 0):
@@ -89,6 +94,24 @@ class SweepChart(ChartPage):
         marker.hide()
         plot.addItem(marker)
         self._markers.append(marker)
+
+    def _spread_bars(self, plot: pg.PlotItem, scale: float) -> None:
+        """(min, max) of each variant's runtime samples: where two variants' bars
+        overlap, their difference is within noise."""
+        spans = [(k, r["compiled_ms"], r.get("compiled_min_ms"), r.get("compiled_max_ms"))
+                 for k, r in enumerate(self.rows) if r.get("compiled_ms") is not None]
+        spans = [s for s in spans if s[2] is not None and s[3] is not None]
+        if not spans:
+            return
+        self.spread_bars = pg.ErrorBarItem(
+            x=np.array([s[0] for s in spans], dtype=float),
+            y=np.array([s[1] * scale for s in spans]),
+            top=np.array([(s[3] - s[1]) * scale for s in spans]),
+            bottom=np.array([(s[1] - s[2]) * scale for s in spans]),
+            beam=0.2, pen=pg.mkPen(_SERIES_COLOR, width=1))
+        self.spread_bars.setToolTip("min-max of the timing samples: overlapping bars are "
+                                    "within noise")
+        plot.addItem(self.spread_bars)
 
     def mark(self, k: int | None) -> None:
         """Mark variant k (the one the comparison shows) in every panel."""
