@@ -40,7 +40,9 @@ def assert_edges_go_down(lay):
         assert np.allclose(path[0], (lay.x[s], lay.y[s] + half))
         assert np.allclose(path[-1], (lay.x[d], lay.y[d] - half))
         assert (np.diff(path[:, 1]) > 0).all()
-        assert len(path) == lay.layer[d] - lay.layer[s] + 1  # one bend per layer crossed
+        # one bend per layer crossed, or straight: past DUMMY_BUDGET bend points per
+        # node the longest edges stay one segment (real in the GPT-2 train step)
+        assert len(path) in (2, lay.layer[d] - lay.layer[s] + 1)
 
 
 def test_sweeps_remove_a_crossing_the_input_order_makes():
