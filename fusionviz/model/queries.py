@@ -19,6 +19,7 @@ from fusionviz.model.trace import (
     Reason,
     Round,
     Timing,
+    Trace,
 )
 
 _NEVER_FUSED = {
@@ -244,6 +245,12 @@ def time_kind(timing: Timing | None) -> str:
     CUDA profiler) or "wall" time per call (the CPU, or a GPU trace of an older
     fusionviz, whose times were CUDA events around each launch)."""
     return "device" if timing is not None and timing.profiled_calls else "wall"
+
+
+def peak_dram_gb_s(trace: Trace | None) -> float | None:
+    """The peak DRAM bandwidth (GB/s) of the GPU the trace ran on, when recorded."""
+    peak = trace.env.get("peak_dram_gb_s") if trace is not None else None
+    return float(peak) if isinstance(peak, int | float) and peak > 0 else None
 
 
 def load_warning(timing: Timing | None) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from fusionviz.model.experiment.compare import compare, spreads, within_noise
 from fusionviz.model.queries import load_warning, time_kind
 from fusionviz.model.report.summary import timing_lines
@@ -48,3 +50,14 @@ def test_device_times_are_named_so_and_a_busy_machine_is_warned_about():
 def test_random_graphs_say_why_their_outputs_were_not_compared():
     t = Timing(compiled_ms=1.0, diff_note="random ops: outputs not compared")
     assert "  random ops: outputs not compared" in timing_lines(t)
+
+
+def test_bandwidth_is_one_launchs_bytes_over_one_launchs_time():
+    from fusionviz.model.report.chart_data import achieved_gb_s, kernel_tip
+    from fusionviz.model.trace import Kernel
+
+    k = Kernel("triton_poi_0", "poi", "triton", bytes=36 * 2**20, ms=0.1579, calls=12)
+    assert achieved_gb_s(k) == pytest.approx(36 * 2**20 / (0.1579 / 12) / 1e6)
+    tip = kernel_tip(k, peak_gb_s=3352.3)
+    assert "0.1579 ms per graph call, 12 launches" in tip and "% of peak" in tip
+    assert achieved_gb_s(Kernel("k", "poi", "triton", bytes=None, ms=1.0)) is None

@@ -90,7 +90,7 @@ def test_a_profiled_gpu_kernel_shows_device_time_launches_and_the_share_of_peak(
     state.select_kernel("triton_poi_fused_0")
     facts = facts_text(widget)
     assert "device time 0.5 ms per graph call, 2 launches of 0.25 ms (a launch: 0.24-0.26)" in facts
-    assert "bandwidth 4.0 GB/s (0% of peak 3350)" in facts
+    assert "bandwidth 8.0 GB/s (0% of peak 3350)" in facts  # one launch's bytes and time
 
 
 def test_choosing_in_the_selector_writes_the_kernel_to_the_state(pane, qtbot):

@@ -6,12 +6,30 @@ Pure lists and dicts, so charts (pyqtgraph) and exports draw the same numbers.
 from __future__ import annotations
 
 from fusionviz.model.fusion_steps import fusion_steps
-from fusionviz.model.trace import Graph
+from fusionviz.model.trace import Graph, Kernel
 
 
 def kernel_times(graph: Graph) -> list[tuple[str, float, str]]:
     """(kernel name, ms, kind) of every kernel with a measured time, in call order."""
     return [(k.name, k.ms, k.kind) for k in graph.kernels if k.ms is not None]
+
+
+def achieved_gb_s(kernel: Kernel) -> float | None:
+    """Inductor's estimated bytes of one launch over the time of one launch, GB/s."""
+    if not kernel.bytes or not kernel.ms or kernel.ms <= 0:
+        return None
+    return kernel.bytes / (kernel.ms / max(kernel.calls, 1)) / 1e6
+
+
+def kernel_tip(kernel: Kernel, peak_gb_s: float | None = None) -> str:
+    """What a kernel's bar says on hover: time per call, launches, bandwidth."""
+    lines = [f"{kernel.name} ({kernel.kind})", f"{kernel.ms:.4g} ms per graph call"
+             + (f", {kernel.calls} launches" if kernel.calls > 1 else "")]
+    gb_s = achieved_gb_s(kernel)
+    if gb_s is not None:
+        share = f" ({100 * gb_s / peak_gb_s:.0f}% of peak)" if peak_gb_s else ""
+        lines.append(f"{gb_s:.1f} GB/s{share}")
+    return "\n".join(lines)
 
 
 def round_series(graph: Graph) -> dict[str, list]:

@@ -20,8 +20,13 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 import pyqtgraph as pg
 
 from fusionviz.model.palette import kernel_colors
-from fusionviz.model.queries import time_kind
-from fusionviz.model.report.chart_data import benchmark_points, kernel_times, round_series
+from fusionviz.model.queries import peak_dram_gb_s, time_kind
+from fusionviz.model.report.chart_data import (
+    benchmark_points,
+    kernel_times,
+    kernel_tip,
+    round_series,
+)
 from fusionviz.model.trace import Graph
 from fusionviz.ui.charts.page import ChartPage, OnScreenWatcher, on_screen
 from fusionviz.ui.theme import OUTCOME_COLORS
@@ -111,7 +116,9 @@ class KernelTimeChart(ChartPage):
         plot.setTitle(title, color=self.foreground())
         colors = kernel_colors(graph.kernels)
         ms = [t for _, t, _ in shown]
-        tips = [f"{name} ({kind})\n{t:.4g} ms" for name, t, kind in shown]
+        kernels = {k.name: k for k in graph.kernels}
+        peak = peak_dram_gb_s(self._state.trace)
+        tips = [kernel_tip(kernels[name], peak) for name, _, _ in shown]
         self._bars = KernelBars(ms, [QColor(colors.get(n, "#888888")) for n in self._names], tips)
         self._bars.sig_bar_clicked.connect(self.on_bar_clicked)
         plot.addItem(self._bars)

@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
 
 from fusionviz.model.highlight import language_for
 from fusionviz.model.palette import kernel_colors
-from fusionviz.model.queries import kernel_of_node, time_kind
+from fusionviz.model.queries import kernel_of_node, peak_dram_gb_s, time_kind
+from fusionviz.model.report.chart_data import achieved_gb_s
 from fusionviz.model.report.formatting import byte_size
 from fusionviz.model.trace import Kernel
 from fusionviz.ui.kernel.code_view import CodeView, FindBar, local_shortcut
@@ -54,8 +55,8 @@ def kernel_facts(kernel: Kernel, time_kind: str = "device",
             one = "a launch" if time_kind == "device" else "a call"
             text += f" ({one}: {kernel.ms_spread[0]:.4g}-{kernel.ms_spread[1]:.4g})"
         facts.append((f"{time_kind} time", text))
-        if kernel.bytes and kernel.ms > 0:
-            gb_s = kernel.bytes / kernel.ms / 1e6
+        gb_s = achieved_gb_s(kernel)
+        if gb_s is not None:
             share = f" ({100 * gb_s / peak_gb_s:.0f}% of peak {peak_gb_s:g})" if peak_gb_s else ""
             facts.append(("bandwidth", f"{gb_s:.1f} GB/s{share}"))
     for label, value in (("regs", kernel.n_regs), ("spills", kernel.n_spills),
@@ -223,10 +224,9 @@ class KernelPane(QWidget):
             view.clear(f"No kernel named {name!r} in this graph." if name else "No kernel selected.")
             combo.setCurrentIndex(-1)
             return
-        trace, graph = self._state.trace, self._state.graph
-        peak = trace.env.get("peak_dram_gb_s") if trace is not None else None
+        graph = self._state.graph
         view.set_kernel(kernel, self._colors[name], time_kind(graph.timing if graph else None),
-                        peak if isinstance(peak, int | float) else None)
+                        peak_dram_gb_s(self._state.trace))
         combo.setCurrentIndex(self.kernel_list.row_of(name))
 
     def set_side_by_side(self, on: bool) -> None:
