@@ -31,15 +31,20 @@ Run it directly, or under capture:
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F  # noqa: N812 - the usual torch alias
 from torch import nn
+
+# The shared step lives beside this file: importable however this file was loaded
+# (run as a script, by runpy, or by a spec from its path).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from train_step import make_train_step, run_main
 
 
 @dataclass(frozen=True)
@@ -144,59 +149,13 @@ class GPT2(nn.Module):
         return self.lm_head(self.ln_f(x))
 
 
-def resolve_device(device: str) -> str:
-    """``auto``: CUDA when available and not forced off by FUSIONVIZ_DEVICE=cpu."""
-    if device != "auto":
-        return device
-    if os.environ.get("FUSIONVIZ_DEVICE") == "cpu" or not torch.cuda.is_available():
-        return "cpu"
-    return "cuda"
-
-
 def make_step(device: str, compiled: bool, size: str = "full") -> Callable[[], torch.Tensor]:
-    """Build the model and a fixed random batch; return a zero-arg train step.
-
-    Each call: grads set to None, forward + loss (bf16 autocast on CUDA), backward;
-    returns the loss (detached). No optimizer step. ``compiled`` compiles the forward
-    + loss function with ``torch.compile`` (default options).
-    """
-    device = resolve_device(device)
-    cfg = SIZES[size]
-    torch.manual_seed(0)
-    model = GPT2(cfg).to(device).train()
-    tokens = torch.randint(0, cfg.vocab, (cfg.batch, cfg.seq + 1), device=device)
-    idx, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
-    use_amp = device == "cuda"
-
-    def forward_loss(idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=use_amp):
-            logits = model(idx)
-            return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
-
-    fwd = torch.compile(forward_loss) if compiled else forward_loss
-
-    def step() -> torch.Tensor:
-        model.zero_grad(set_to_none=True)
-        loss = fwd(idx, targets)
-        loss.backward()
-        return loss.detach()
-
-    step.model = model  # for callers that want parameter counts etc.
-    return step
+    """A gpt2 train step (``train_step.make_train_step``) at ``size``."""
+    return make_train_step(GPT2, SIZES[size], device, compiled)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--size", choices=tuple(SIZES), default="full")
-    opts = ap.parse_args()
-    device = resolve_device(opts.device)
-    step = make_step(device, compiled=True, size=opts.size)
-    n_params = sum(p.numel() for p in step.model.parameters())
-    print(f"gpt2 ({opts.size}, {n_params / 1e6:.1f}M parameters) on {device}")
-    for i in range(opts.steps):
-        print(f"step {i}: loss {step().item():.4f}")
+    run_main("gpt2", make_step, SIZES, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
