@@ -77,6 +77,9 @@ class GraphsList(QTreeWidget):
             item.setData(0, Qt.ItemDataRole.UserRole, i)
             item.setToolTip(0, f"{graph.device} · {graph.backend or '?'} backend · "
                                f"compile {graph.compile_s:.2f} s")
+            launches = graph_headline(graph)["launches"]
+            item.setToolTip(2, f"{len(graph.kernels)} kernels launched {launches} times per "
+                               "call (wrapper-only nodes such as MultiOutput are not kernels)")
             for col, text in ((5, timing_tip(graph.timing)), (6, timing_tip(graph.timing, "eager"))):
                 item.setToolTip(col, text)
             for col in range(1, len(COLUMNS)):
