@@ -12,7 +12,9 @@ forward and backward graphs of the same compile id.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+import statistics
+import time
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -33,8 +35,6 @@ class EagerTimes:
 
     def onto(self, timing: Timing, source: str) -> Timing:
         """``timing`` with this eager side as its eager baseline."""
-        from dataclasses import replace
-
         main = self.device or self.wall
         return replace(
             timing, eager_ms=_median(main), eager_spread=spread(main),
@@ -59,8 +59,6 @@ class Baseline:
         if side is not None and (side.wall or side.device):
             what = "autograd backward" if kind == "backward" else "forward"
             return side.onto(timing, f"Dynamo graph, eager {what}")
-        from dataclasses import replace
-
         why = self.why_not or "no eager run of this side"
         return replace(timing, eager_ms=None, eager_spread=(), eager_wall_ms=None,
                        eager_wall_spread=(), eager_device_ms=None,
@@ -133,8 +131,6 @@ def _sync(cuda: bool) -> None:
 
 
 def _step(gm, inputs, with_backward: bool, cuda: bool) -> tuple[float, float | None]:
-    import time
-
     args = fresh(inputs)
     _sync(cuda)
     t0 = time.perf_counter()
@@ -184,6 +180,4 @@ def _device_ms(gm, inputs, with_backward: bool) -> float:
 
 
 def _median(values: list[float]) -> float | None:
-    import statistics
-
     return statistics.median(values) if values else None
