@@ -44,8 +44,11 @@ def timing_tip(timing, side: str = "compiled") -> str:
     kind = time_kind(timing)
     what = ("device time per call (CUDA profiler)" if kind == "device"
             else "wall time per call")
-    samples = timing.profiled_calls if kind == "device" else timing.repeats
-    tip = f"{side} {ms_spread(value, spread)}: {what}, median of {samples}"
+    if side == "eager":  # sampled by the baseline run, not the compiled graph's
+        tip = f"eager {ms_spread(value, spread)}: {what} of {timing.eager_source or 'eager'}"
+    else:
+        samples = timing.profiled_calls if kind == "device" else timing.repeats
+        tip = f"{side} {ms_spread(value, spread)}: {what}, median of {samples}"
     warning = load_warning(timing)
     return f"{tip}\n{warning}" if warning else tip
 

@@ -20,6 +20,7 @@ def test_profiled_gpu_times_are_labelled_device_times_with_their_samples(qtbot):
     assert forward.text(5) == "2.230" and forward.text(6) == "4.226"
     assert "device time per call (CUDA profiler), median of 3" in forward.toolTip(5)
     assert forward.toolTip(6).startswith("eager 4.226 ms")
+    assert forward.toolTip(6).endswith("of Dynamo graph, eager forward")
     assert "80 kernels launched 201 times per call" in forward.toolTip(2)
 
 
