@@ -61,3 +61,4 @@ def test_bandwidth_is_one_launchs_bytes_over_one_launchs_time():
     tip = kernel_tip(k, peak_gb_s=3352.3)
     assert "0.1579 ms per graph call, 12 launches" in tip and "% of peak" in tip
     assert achieved_gb_s(Kernel("k", "poi", "triton", bytes=None, ms=1.0)) is None
+

@@ -229,3 +229,21 @@ def test_sweep_chart_draws_each_variants_spread_so_overlaps_read_as_noise(qtbot)
     assert list(bars.opts["bottom"]) == pytest.approx([0.2] * 4)
     chart.set_rows([{**r, "compiled_min_ms": None, "compiled_max_ms": None} for r in rows])
     assert chart.spread_bars is None  # no samples recorded (older traces): no bars
+
+
+def test_graph_rows_say_within_noise_where_the_timing_spreads_overlap():
+    from dataclasses import replace
+
+    from fusionviz.model.synthetic import synthetic_trace
+    from fusionviz.model.trace import Timing
+
+    def timed(ms, low, high):
+        trace = synthetic_trace(40, seed=2, rounds=1)
+        t = Timing(compiled_ms=ms, compiled_spread=(low, high))
+        return replace(trace, graphs=tuple(replace(g, timing=t) for g in trace.graphs))
+
+    a, close, far = timed(1.0, 0.9, 1.3), timed(1.1, 1.0, 1.4), timed(2.0, 1.9, 2.1)
+    _headers, rows = tables.graph_rows(compare.compare(a, close), a, close)
+    assert [r[10] for r in rows] == ["within noise"] * len(rows)
+    _headers, rows = tables.graph_rows(compare.compare(a, far), a, far)
+    assert [r[10] for r in rows] == [pytest.approx(100.0)] * len(rows)

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from fusionviz.model.experiment.compare import Comparison
+from fusionviz.model.experiment.compare import Comparison, within_noise
 from fusionviz.model.report.formatting import cell
 from fusionviz.model.trace import Graph, Trace
 
@@ -97,8 +97,12 @@ def graph_rows(c: Comparison, a: Trace, b: Trace):
     for ga, gb in zip(a.graphs, b.graphs):
         ms_a = ga.timing.compiled_ms if ga.timing else None
         ms_b = gb.timing.compiled_ms if gb.timing else None
+        delta, pct = _delta(ms_a, ms_b)
+        if ga.timing and gb.timing and within_noise(ga.timing.compiled_spread,
+                                                    gb.timing.compiled_spread):
+            pct = "within noise"  # the samples' (min, max) overlap
         rows.append((ga.index, ga.kind, len(ga.nodes), len(ga.rounds), len(gb.rounds),
-                     len(ga.kernels), len(gb.kernels), ms_a, ms_b, *_delta(ms_a, ms_b),
+                     len(ga.kernels), len(gb.kernels), ms_a, ms_b, delta, pct,
                      ga.compile_s, gb.compile_s))
     return headers, rows
 
