@@ -105,6 +105,9 @@ def spreads(trace: Trace) -> dict[str, tuple[float, float]]:
         ranges = [_time(g, spread_of) for g in trace.graphs]
         if trace.graphs and all(r and len(r) == 2 for r in ranges):
             out[metric] = (sum(r[0] for r in ranges), sum(r[1] for r in ranges))
+    compiled, eager = out.get("Compiled runtime (ms)"), out.get("Eager runtime (ms)")
+    if compiled and eager and compiled[0] > 0:  # the ratio's extremes: a range too
+        out["Compiled speedup vs eager"] = (eager[0] / compiled[1], eager[1] / compiled[0])
     return out
 
 
