@@ -60,6 +60,8 @@ class Origin:
     file: str = ""
     line: int = 0
     code: str = ""  # the user's source line, when it could be read
+    module: str = ""  # the nn.Module path it ran in (h.3.attn; "" = the root or unknown)
+    module_class: str = ""  # that module's class name (CausalSelfAttention)
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ class Node:
     extern_kernel: str = ""  # e.g. extern_kernels.mm for extern nodes
     members: tuple[str, ...] = ()  # inner nodes of a foreach/grouped node
     debug: str = ""  # Inductor's debug_str(), truncated
+    module: str = ""  # the deepest module path common to its origins ("" = root/none)
+    module_class: str = ""  # that module's class name, when an origin's stack names it
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,15 @@ def _origin_html(origin: Origin) -> str:
             f"{code}</li>")
 
 
+def _module_html(node: Node) -> str:
+    """Where in the model the node comes from (``h.3.attn (CausalSelfAttention)``)."""
+    if not node.module and not node.module_class:
+        return f"<span {_GRAY}>not recorded</span>"
+    path = escape(node.module) if node.module else "(the compiled module itself)"
+    return f"<code>{path}</code>" + (f" ({escape(node.module_class)})"
+                                     if node.module_class else "")
+
+
 class DetailsPane(QWidget):
     """Rich-text details of ``state.selected_nodes`` in the current graph."""
 
@@ -126,7 +135,8 @@ class DetailsPane(QWidget):
         return "".join(parts)
 
     def _facts_table(self, node: Node) -> str:
-        rows = [_row("kernel", self._kernel_html(node.name))]
+        rows = [_row("kernel", self._kernel_html(node.name)),
+                _row("module", _module_html(node))]
         if node.extern_kernel:
             rows.append(_row("extern kernel", f"<code>{escape(node.extern_kernel)}</code>"))
         for label, value in (("numel", node.numel), ("rnumel", node.rnumel),

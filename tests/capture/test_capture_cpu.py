@@ -109,3 +109,21 @@ def test_timeout_stops_the_script(capture):
     trace = capture("hang_before_compile.py", timeout=8)
     assert trace.script.status == "timeout"
     assert "time limit" in trace.script.message
+
+
+def test_nodes_know_the_module_they_come_from_forward_and_backward(capture):
+    trace = capture("blocks.py")
+    assert trace.script.status == "ok", trace.script.traceback
+    forward, backward = trace.graphs
+
+    def classes(graph):
+        return {(n.module, n.module_class) for n in graph.nodes}
+
+    assert {("h.0.ln", "LayerNorm"), ("h.1.fc", "Linear"), ("h.2.fc", "Linear")} <= classes(forward)
+    # backward nodes: the modules of the forward ops they differentiate
+    assert {("h.1.ln", "LayerNorm"), ("h.0.fc", "Linear"), ("h.2.fc", "Linear")} <= classes(backward)
+    # a node lowered from ops of two blocks (a residual add fused into the next norm)
+    # is in the deepest module both ran in: the ModuleList (no class: it is never called)
+    mixed = next(n for n in forward.nodes if {o.module for o in n.origins} >= {"h.0", "h.1.ln"})
+    assert (mixed.module, mixed.module_class) == ("h", "")
+    assert all(n.module.startswith("h") for g in trace.graphs for n in g.nodes)

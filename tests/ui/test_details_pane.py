@@ -23,6 +23,8 @@ LAYER_NORM = Node(
     origins=(Origin("var_mean", "aten.var_mean.correction", "/home/u/model.py", 42,
                     "        mu, var = torch.var_mean(h, dim=-1)"),),
     bytes=2_228_224,
+    module="h.3.ln_1",
+    module_class="LayerNorm",
 )
 MM = Node(name="op0", type="ExternKernelSchedulerNode", category="extern",
           writes=(Access("buf0", 2_097_152),), extern_kernel="extern_kernels.mm")
@@ -52,6 +54,13 @@ def test_lists_reads_writes_origins_and_kernel_of_a_node(pane):
                      "producers"):
         assert expected in text, expected
     assert text.index("Reads") < text.index("buf0") < text.index("Writes") < text.index("buf1")
+
+
+def test_a_node_shows_the_module_it_comes_from_or_that_none_was_recorded(pane):
+    pane._state.select_nodes(("op1",))
+    assert "module h.3.ln_1 (LayerNorm)" in " ".join(pane.text().split())
+    pane._state.select_nodes(("op0",))
+    assert "module not recorded" in " ".join(pane.text().split())
 
 
 def test_extern_node_names_its_extern_kernel(pane):

@@ -7,6 +7,11 @@ import re
 from fusionviz.model.trace import Access, Edge, Group, Node, Origin
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)[^\n]*\n(?P<code>[^\n]*)')
+# Dynamo's source of a module: a local or global root (L['self'], G['model'], a
+# closure cell), then attribute, ``_modules['x']`` and index steps.
+_ROOT_SOURCE = re.compile(r"^[LG]\['[^']*'\](\.__closure__\[\d+\]\.cell_contents)?")
+_MODULES_ITEM = re.compile(r"\._modules\['([^']+)'\]")
+_INDEX = re.compile(r"\[['\"]?([^\]'\"]+)['\"]?\]")
 
 
 def members(snode) -> Group:
@@ -66,27 +71,76 @@ def short_op(target: object) -> str:
     return getattr(target, "__name__", text).split(".")[-1]
 
 
+def module_path(source: str) -> str:
+    """Dynamo's source of a module as a dotted path: ``L['self'].h[3].attn`` or
+    ``L['self']._modules['h']._modules['3'].attn`` → ``h.3.attn``; the root → ``""``."""
+    text = _ROOT_SOURCE.sub("", source)
+    text = _MODULES_ITEM.sub(r".\1", text)
+    text = _INDEX.sub(r".\1", text)
+    return text.removeprefix("self.").strip(".")
+
+
+def _class_name(cls: object) -> str:
+    return str(getattr(cls, "__name__", cls)).rsplit(".", 1)[-1].strip("'>")
+
+
+def module_stack(fx_node) -> list[tuple[str, str]]:
+    """(path, class) of the modules an FX node ran in, outermost first: its own
+    ``nn_module_stack``, or for a backward node the forward op's (``fwd_nn_module_stack``)."""
+    meta = getattr(fx_node, "meta", {}) or {}
+    stack = meta.get("nn_module_stack") or meta.get("fwd_nn_module_stack") or {}
+    out = []
+    for entry in stack.values():
+        try:
+            path, cls = entry[0], entry[1]
+        except (TypeError, IndexError):
+            continue
+        out.append((module_path(str(path)), _class_name(cls)))
+    return out
+
+
 def _origin(fx_node) -> Origin:
     stack = fx_node.meta.get("stack_trace") or ""
     frames = list(_FRAME.finditer(stack))
     frame = frames[-1] if frames else None  # the innermost frame: the user's own line
+    modules = module_stack(fx_node)
+    module, module_class = modules[-1] if modules else ("", "")
     if frame is None:
-        return Origin(name=fx_node.name, target=str(fx_node.target))
+        return Origin(name=fx_node.name, target=str(fx_node.target), module=module,
+                      module_class=module_class)
     return Origin(
         name=fx_node.name,
         target=str(fx_node.target),
         file=frame["file"],
         line=int(frame["line"]),
         code=frame["code"].strip(),
+        module=module,
+        module_class=module_class,
     )
 
 
-def _origins(snode) -> tuple[Origin, ...]:
+def common_module(origins: tuple[Origin, ...], classes: dict[str, str]) -> tuple[str, str]:
+    """The deepest module path every origin with a module ran in, and its class."""
+    paths = [o.module.split(".") if o.module else [] for o in origins
+             if o.module or o.module_class]
+    if not paths:
+        return "", ""
+    common = paths[0]
+    for p in paths[1:]:
+        n = 0
+        while n < min(len(common), len(p)) and common[n] == p[n]:
+            n += 1
+        common = common[:n]
+    path = ".".join(common)
+    return path, classes.get(path, "")
+
+
+def _fx_origins(snode) -> list:
     ir_node = getattr(snode, "node", None)
     fx_nodes = [
         n for n in getattr(ir_node, "origins", ()) or () if n.op == "call_function"
     ]
-    return tuple(_origin(n) for n in sorted(fx_nodes, key=lambda n: n.name))
+    return sorted(fx_nodes, key=lambda n: n.name)
 
 
 def _extern_name(snode) -> str:
@@ -101,7 +155,10 @@ def _extern_name(snode) -> str:
 def node_record(snode, scheduler) -> Node:
     """A ``Node`` for one basic (unfused) scheduler node."""
     numel, rnumel = _sizes(snode)
-    origins = _origins(snode)
+    fx_nodes = _fx_origins(snode)
+    origins = tuple(_origin(n) for n in fx_nodes)
+    classes = {path: cls for n in fx_nodes for path, cls in module_stack(n)}
+    module, module_class = common_module(origins, classes)
     ops = tuple(dict.fromkeys(short_op(o.target) for o in origins))
     rw = snode.read_writes
     try:
@@ -121,6 +178,8 @@ def node_record(snode, scheduler) -> Node:
         origins=origins,
         bytes=total,
         extern_kernel=_extern_name(snode) if cat == "extern" else "",
+        module=module,
+        module_class=module_class,
     )
 
 

@@ -146,6 +146,9 @@ class Recorder:
             self.on_error("module source", traceback.format_exc())
         if not g.nodes:
             g.warnings.append("the scheduler's pre-fusion nodes were not seen (fuse_nodes hook)")
+        elif not any(n.module or n.module_class for n in g.nodes):
+            g.warnings.append("no module paths: no FX node of this graph carries an "
+                              "nn_module_stack (nor fwd_nn_module_stack) on this torch")
         self._wrap_call(g, graph_lowering, module)
         self.save()
         self.progress("graph_done", graph=g.index, nodes=len(g.nodes), kernels=len(g.kernels),

@@ -188,6 +188,9 @@ def node_tooltip(paint: GraphPaint, i: int, kernel_of: dict, group_of) -> str:
             lines.append("ops: " + escape(", ".join(node.ops)))
         if node.extern_kernel:
             lines.append("extern: " + escape(node.extern_kernel))
+        if node.module or node.module_class:
+            cls = f" ({escape(node.module_class)})" if node.module_class else ""
+            lines.append("module: " + escape(node.module or "(root)") + cls)
     kernel = kernel_of.get(name)
     lines.append("kernel: " + (escape(kernel.name) if kernel is not None else "(none)"))
     group = group_of(name)
