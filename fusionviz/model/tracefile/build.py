@@ -165,7 +165,7 @@ def _dataclass_converter(cls: type, owned: bool, lazy: bool):
     """
     hints, fields = _hints(cls), dataclasses.fields(cls)
     env = {"cls": cls, "new": object.__new__, "set_attr": object.__setattr__,
-           "_Unusual": _Unusual, "slow": _with_defaults(cls, hints, fields, owned)}
+           "_Unusual": _Unusual, "slow": _with_defaults(cls, hints, fields, owned, lazy)}
     body = []
     for i, f in enumerate(fields):
         body.append(f"x = v[{f.name!r}]")
@@ -219,6 +219,20 @@ def _pending_code(tp: object, target: str, conv: str, env: dict) -> list[str]:
             f"else: {target} = Pending(x, {conv}) if x else ()"]
 
 
+def _pending_converter(tp: object):
+    """A lazy field's JSON (a list, or a part line) left unbuilt, as ``_pending_code``."""
+    builder = _lazy_builder(tp)
+
+    def pending(x):
+        if type(x) is Part:
+            return Pending(x, builder)
+        if type(x) is not list:
+            raise _Unusual
+        return Pending(x, builder) if x else ()
+
+    return pending
+
+
 def _lazy_builder(tp: object):
     """Builds a ``Pending`` field when it is first read (see ``fusionviz.model.lazy``).
 
@@ -261,12 +275,14 @@ def _scalar_of(tp: object) -> tuple[type | None, bool]:
     return None, False
 
 
-def _with_defaults(cls: type, hints: dict, fields, owned: bool):
-    """The builder of dicts that leave fields out (their defaults fill in)."""
+def _with_defaults(cls: type, hints: dict, fields, owned: bool, lazy: bool = False):
+    """The builder of dicts that leave fields out (their defaults fill in): a trace
+    written before a field was added. With ``lazy``, lazy fields stay ``Pending``."""
     known = frozenset(hints)
     missing = dataclasses.MISSING
     defaults = {f.name: f.default for f in fields if f.default is not missing}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not missing}
+    lazy_names = getattr(cls, "__lazy_fields__", ()) if lazy else ()
     convs: list[tuple[str, object]] = []
     new = object.__new__
 
@@ -274,7 +290,8 @@ def _with_defaults(cls: type, hints: dict, fields, owned: bool):
         if not isinstance(v, dict) or not known.issuperset(v):
             raise _Unusual
         if not convs:
-            convs.extend((f.name, _converter(hints[f.name], owned)) for f in fields)
+            convs.extend((f.name, _pending_converter(hints[f.name]) if f.name in lazy_names
+                          else _converter(hints[f.name], owned, lazy)) for f in fields)
         state = {}
         for name, conv in convs:
             if name in v:
