@@ -12,13 +12,12 @@ forward and backward graphs of the same compile id.
 from __future__ import annotations
 
 import functools
-import statistics
 import time
 from dataclasses import dataclass, field, replace
 
 import torch
 
-from fusionviz.model.capture.timing import preserved_rng, spread
+from fusionviz.model.capture.timing import clone_inputs, median, preserved_rng, spread
 from fusionviz.model.trace import Timing
 
 REPEATS = 10
@@ -37,9 +36,9 @@ class EagerTimes:
         """``timing`` with this eager side as its eager baseline."""
         main = self.device or self.wall
         return replace(
-            timing, eager_ms=_median(main), eager_spread=spread(main),
-            eager_wall_ms=_median(self.wall), eager_wall_spread=spread(self.wall),
-            eager_device_ms=_median(self.device), eager_source=source)
+            timing, eager_ms=median(main), eager_spread=spread(main),
+            eager_wall_ms=median(self.wall), eager_wall_spread=spread(self.wall),
+            eager_device_ms=median(self.device), eager_source=source)
 
 
 @dataclass
@@ -65,19 +64,6 @@ class Baseline:
                        eager_source=f"none: {why}")
 
 
-def fresh(inputs) -> list:
-    """Copies of the inputs, leaves requiring grad as the originals did."""
-    out = []
-    for a in inputs:
-        if isinstance(a, torch.Tensor):
-            c = a.detach().clone()
-            out.append(c.requires_grad_(a.requires_grad) if c.is_floating_point() or
-                       c.is_complex() else c)
-        else:
-            out.append(a)
-    return out
-
-
 def wrap_compiled(compiled, gm, on_first_call):
     """``compiled`` (what compile_fx returned) calling ``on_first_call(gm, inputs,
     grad_enabled)`` after its first call, with a copy of that call's inputs.
@@ -92,7 +78,7 @@ def wrap_compiled(compiled, gm, on_first_call):
             return compiled(*args, **kwargs)
         state["done"] = True
         flat = args[0] if len(args) == 1 and isinstance(args[0], list) else args
-        inputs, grad = fresh(flat), torch.is_grad_enabled()
+        inputs, grad = clone_inputs(flat, keep_grad=True), torch.is_grad_enabled()
         out = compiled(*args, **kwargs)
         on_first_call(gm, inputs, grad)
         return out
@@ -131,7 +117,7 @@ def _sync(cuda: bool) -> None:
 
 
 def _step(gm, inputs, with_backward: bool, cuda: bool) -> tuple[float, float | None]:
-    args = fresh(inputs)
+    args = clone_inputs(inputs, keep_grad=True)
     _sync(cuda)
     t0 = time.perf_counter()
     out = gm(*args)
@@ -165,7 +151,7 @@ def _device_ms(gm, inputs, with_backward: bool) -> float:
     inputs were copied before profiling."""
     from torch.profiler import ProfilerActivity, profile
 
-    calls = [fresh(inputs) for _ in range(PROFILED_CALLS)]
+    calls = [clone_inputs(inputs, keep_grad=True) for _ in range(PROFILED_CALLS)]
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for args in calls:
@@ -177,7 +163,3 @@ def _device_ms(gm, inputs, with_backward: bool) -> float:
     total_us = sum(e.time_range.elapsed_us() for e in prof.events()
                    if getattr(e, "device_type", None) == device)
     return total_us / 1e3 / PROFILED_CALLS
-
-
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None

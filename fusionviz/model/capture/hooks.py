@@ -40,18 +40,15 @@ _FUSE_BACKENDS = (
 )
 
 
-def _cls(module: str, name: str):
+def _module(name: str):
     try:
-        return getattr(importlib.import_module(module), name, None)
+        return importlib.import_module(name)
     except Exception:  # noqa: BLE001 - e.g. no triton on a CPU-only box
         return None
 
 
-def _module(name: str):
-    try:
-        return importlib.import_module(name)
-    except Exception:  # noqa: BLE001
-        return None
+def _cls(module: str, name: str):
+    return getattr(_module(module), name, None)
 
 
 class Hooks:

@@ -215,7 +215,7 @@ class Recorder:
             try:
                 graph = g.to_graph()
                 baseline = self.baselines.get(g.compile_id)
-                if baseline is not None and graph.timing is not None:
+                if baseline is not None:  # (an untimed graph stays untimed)
                     graph = dataclasses.replace(
                         graph, timing=baseline.apply(graph.timing, graph.kind))
                 graphs.append(graph)

@@ -42,17 +42,30 @@ _RANDOM_OPS = ("rand", "dropout", "bernoulli", "philox", "seed", "normal", "unif
                "multinomial", "exponential", "poisson", "cauchy", "geometric")
 
 
-def clone_inputs(args) -> list:
-    """Copies of the graph inputs (strides kept) so repeated runs never touch the user's."""
+def clone_inputs(args, keep_grad: bool = False) -> list:
+    """Copies of the graph inputs (strides kept) so repeated runs never touch the user's.
+
+    ``keep_grad``: floating-point copies require grad where the originals did (leaves:
+    the eager baseline's autograd backward reaches them)."""
     out = []
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            c = torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device)
-            c.copy_(a)
-            out.append(c)
-        else:
-            out.append(a)
+    with torch.no_grad():  # a copy is a new leaf, never part of the user's autograd graph
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                c = _copy(a)
+                if keep_grad and a.requires_grad and (c.is_floating_point() or c.is_complex()):
+                    c.requires_grad_()
+                out.append(c)
+            else:
+                out.append(a)
     return out
+
+
+def _copy(a: torch.Tensor) -> torch.Tensor:
+    c = torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device)
+    try:
+        return c.copy_(a)
+    except RuntimeError:  # an expanded input (stride 0) cannot be written into
+        return a.clone()
 
 
 @contextmanager
@@ -316,9 +329,10 @@ def measure(module, call, inputs, gm, records, device: str) -> Timing:
     method = ("CUDA profiler (device time), wall time per call" if clock.cuda
               else "perf_counter around each call and kernel (CPU, synchronous)")
     return Timing(
-        compiled_ms=_median(compiled), compiled_spread=spread(compiled),
-        compiled_wall_ms=_median(wall), compiled_wall_spread=spread(wall),
-        compiled_device_ms=_median(busy), repeats=len(wall), profiled_calls=len(busy), method=method, note="; ".join(notes),
+        compiled_ms=median(compiled), compiled_spread=spread(compiled),
+        compiled_wall_ms=median(wall), compiled_wall_spread=spread(wall),
+        compiled_device_ms=median(busy), repeats=len(wall), profiled_calls=len(busy),
+        method=method, note="; ".join(notes),
         max_abs_diff=diff, diff_note=diff_note, load={} if clock.cuda else _load(),
     )
 
@@ -339,7 +353,7 @@ def _compare(call, inputs, gm, notes: list[str]) -> tuple[float | None, str]:
         return None, ""
 
 
-def _median(values: list[float]) -> float | None:
+def median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 

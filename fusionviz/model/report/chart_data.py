@@ -21,15 +21,21 @@ def achieved_gb_s(kernel: Kernel) -> float | None:
     return kernel.bytes / (kernel.ms / max(kernel.calls, 1)) / 1e6
 
 
+def bandwidth_text(kernel: Kernel, peak_gb_s: float | None = None) -> str:
+    """``"2868.8 GB/s (86% of peak 3352.3)"``; "" when bytes or time are unknown."""
+    gb_s = achieved_gb_s(kernel)
+    if gb_s is None:
+        return ""
+    share = f" ({100 * gb_s / peak_gb_s:.0f}% of peak {peak_gb_s:g})" if peak_gb_s else ""
+    return f"{gb_s:.1f} GB/s{share}"
+
+
 def kernel_tip(kernel: Kernel, peak_gb_s: float | None = None) -> str:
     """What a kernel's bar says on hover: time per call, launches, bandwidth."""
     lines = [f"{kernel.name} ({kernel.kind})", f"{kernel.ms:.4g} ms per graph call"
              + (f", {kernel.calls} launches" if kernel.calls > 1 else "")]
-    gb_s = achieved_gb_s(kernel)
-    if gb_s is not None:
-        share = f" ({100 * gb_s / peak_gb_s:.0f}% of peak)" if peak_gb_s else ""
-        lines.append(f"{gb_s:.1f} GB/s{share}")
-    return "\n".join(lines)
+    bandwidth = bandwidth_text(kernel, peak_gb_s)
+    return "\n".join([*lines, bandwidth] if bandwidth else lines)
 
 
 def round_series(graph: Graph) -> dict[str, list]:

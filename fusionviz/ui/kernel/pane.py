@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from fusionviz.model.highlight import language_for
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, peak_dram_gb_s, time_kind
-from fusionviz.model.report.chart_data import achieved_gb_s
+from fusionviz.model.report.chart_data import bandwidth_text
 from fusionviz.model.report.formatting import byte_size
 from fusionviz.model.trace import Kernel
 from fusionviz.ui.kernel.code_view import CodeView, FindBar, local_shortcut
@@ -55,10 +55,9 @@ def kernel_facts(kernel: Kernel, time_kind: str = "device",
             one = "a launch" if time_kind == "device" else "a call"
             text += f" ({one}: {kernel.ms_spread[0]:.4g}-{kernel.ms_spread[1]:.4g})"
         facts.append((f"{time_kind} time", text))
-        gb_s = achieved_gb_s(kernel)
-        if gb_s is not None:
-            share = f" ({100 * gb_s / peak_gb_s:.0f}% of peak {peak_gb_s:g})" if peak_gb_s else ""
-            facts.append(("bandwidth", f"{gb_s:.1f} GB/s{share}"))
+        bandwidth = bandwidth_text(kernel, peak_gb_s)
+        if bandwidth:
+            facts.append(("bandwidth", bandwidth))
     for label, value in (("regs", kernel.n_regs), ("spills", kernel.n_spills),
                          ("shared", kernel.shared)):
         if value is not None:
