@@ -5,12 +5,19 @@
 
 For every workload, three steps, each in its own process where it matters:
 
-a. Capture: ``python -m fusionviz capture SCRIPT -o DIR/NAME.json.gz --device D -- ARGS``
-   (a child process; its output goes to DIR/NAME.capture.log). gpt2 and llama are
-   ``benchmarks/workloads/{gpt2,llama}_train.py`` run with ``--size S --steps 3``; the
-   bundled examples are ``assets/examples/mlp_block.py`` (no arguments: its sizes
-   follow the device) and ``assets/examples/hub_branches.py`` (``--size 256`` for
-   ``--size tiny``, its defaults otherwise).
+a. Capture: ``python -m fusionviz capture benchmarks/timing_fidelity.py -o
+   DIR/NAME.json.gz --device D -- --step-child NAME ...`` (a child process; its output
+   goes to DIR/NAME.capture.log). The captured script is this one, building the
+   workload exactly as the reference child does (below): gpt2 and llama through
+   ``benchmarks/workloads/{gpt2,llama}_train.py``'s ``make_step``, the bundled examples
+   ``assets/examples/mlp_block.py`` and ``hub_branches.py`` rebuilt as their ``main()``
+   does. It runs 3 compiled steps (the capture records the first) and then profiles
+   more steps the way the reference child does (below), in the same process, so of
+   the very kernels the trace timed, with the same autotuning choices:
+   DIR/NAME.inprocess.json. On the GPU this is the reference the per-kernel and
+   whole-graph ratios are taken against; the separate process's figures are printed
+   after them (a separate compile may autotune a kernel differently: a consistent
+   difference of one kernel there is a different kernel, not a timing error).
 b. Reference: this script re-run as a second child (``--profile-child NAME``), so none
    of the capture's hooks are installed, with a fresh Inductor cache. It builds the same
    workload (gpt2/llama through their ``make_step``; the examples' model and inputs are
@@ -89,13 +96,6 @@ class Workload:
     name: str
     script: Path
     how: str  # make_step (gpt2/llama modules) | mlp_block | hub_branches
-
-    def script_args(self, size: str) -> list[str]:
-        if self.how == "make_step":
-            return ["--size", size, "--steps", "3"]
-        if self.how == "hub_branches" and size == "tiny":
-            return ["--size", "256"]
-        return []  # mlp_block has no arguments; hub_branches' defaults follow the device
 
 
 WORKLOADS = {
@@ -286,6 +286,22 @@ def profile_child(opts: argparse.Namespace) -> int:
     return 0
 
 
+def step_child(opts: argparse.Namespace) -> int:
+    """Entry point of the capture child (run by ``fusionviz capture``): three compiled
+    steps (the capture records the first), then the same profile as the reference
+    child, of the same compiled kernels, written to DIR/NAME.inprocess.json."""
+    w = WORKLOADS[opts.step_child]
+    step = build_steps(w, opts.device, opts.size, compiled=True)
+    for i in range(3):
+        out = step()
+        print(f"step {i}: {out.float().sum().item():.4f}", flush=True)
+    result = {"workload": w.name, "device": opts.device, "compiled": measure_step(step, opts.device)}
+    path = Path(opts.out) / f"{w.name}.inprocess.json"
+    path.write_text(json.dumps(result, indent=1))
+    print(f"in-process profile written to {path}")
+    return 0
+
+
 # --------------------------------------------------------------------------------------
 # a. and b. from the parent: run the children.
 # --------------------------------------------------------------------------------------
@@ -314,11 +330,12 @@ def run_child(argv: list[str], log: Path, timeout: float, cache_dir: str) -> tup
 
 def capture(w: Workload, opts, out: Path) -> dict:
     trace = out / f"{w.name}.json.gz"
-    argv = [sys.executable, "-m", "fusionviz", "capture", str(w.script), "-o", str(trace),
-            "--device", opts.device, "--timeout", str(opts.timeout)]
-    args = w.script_args(opts.size)
-    if args:
-        argv += ["--", *args]
+    # The captured script is this one as a step child: it builds the workload as the
+    # reference child does, and profiles its compiled steps after the capture.
+    argv = [sys.executable, "-m", "fusionviz", "capture", str(Path(__file__).resolve()),
+            "-o", str(trace), "--device", opts.device, "--timeout", str(opts.timeout),
+            "--", "--step-child", w.name, "--device", opts.device, "--size", opts.size,
+            "--out", str(out)]
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fid-cache-") as cache:
         code, tail = run_child(argv, out / f"{w.name}.capture.log", opts.timeout + 120, cache)
@@ -383,7 +400,10 @@ def trace_kernels(trace) -> dict[str, dict]:
     for g in trace.graphs:
         for k in g.kernels:
             row = out.setdefault(k.name, {"ms": None, "launches": 0, "backend": k.backend,
-                                          "kind": k.kind, "graphs": []})
+                                          "kind": k.kind, "graphs": [], "spread": ()})
+            if len(k.ms_spread) == 2:  # one launch's (min, max), over graphs
+                lo, hi = row["spread"] or k.ms_spread
+                row["spread"] = (min(lo, k.ms_spread[0]), max(hi, k.ms_spread[1]))
             if k.ms is not None:
                 row["ms"] = (row["ms"] or 0.0) + k.ms
             row["launches"] += k.calls
@@ -425,7 +445,8 @@ def compare(trace, prof: dict, device: str) -> dict:
         rows.append({"name": name, "backend": t["backend"], "graphs": t["graphs"],
                      "launches_trace": t["launches"], "launches_profiler": p_launch,
                      "recorded_ms": t["ms"], "profiler_ms": p_ms,
-                     "ratio": ratio(t["ms"], p_ms), "matched_by": how})
+                     "ratio": ratio(t["ms"], p_ms), "matched_by": how,
+                     "launch_spread": t["spread"]})
     # Externs grouped by aten op against the profiler's outermost aten::<op> ranges.
     by_op: dict[str, dict] = {}
     for name in extern_unmatched:
@@ -509,8 +530,11 @@ def short(name: str, width: int = 58) -> str:
     return name if len(name) <= width else name[: width - 3] + "..."
 
 
-def print_report(name: str, res: dict, device: str) -> None:
+def print_report(name: str, res: dict, device: str, brief: bool = False) -> None:
     cuda = device == "cuda"
+    if brief:
+        print_totals(res, device)
+        return
     unit = "device ms" if cuda else "CPU ms"
     print("\n  graphs in the trace: " + ", ".join(
         f"{g['index']} {g['kind']} ({g['compile_id']}, {g['kernels']} kernels)"
@@ -518,14 +542,16 @@ def print_report(name: str, res: dict, device: str) -> None:
     methods = {g["method"] for g in res["graphs"] if g["method"]}
     print(f"  trace timing method: {', '.join(sorted(methods)) or '-'}")
     print(f"  kernels (trace ms summed over graphs by name; profiler {unit} per step):")
-    print(f"    {'name':<58} {'launch t/p':>11} {'recorded':>9} {'profiler':>9} {'ratio':>7}")
+    print(f"    {'name':<58} {'launch t/p':>11} {'recorded':>9} {'profiler':>9} {'ratio':>7}"
+          "   one launch (trace min-max)")
     for r in res["kernels"]:
         lp = r["launches_profiler"]
         launches = f"{r['launches_trace']}/{'-' if lp is None else f'{lp:g}'}"
         flag = " ok" if within(r["ratio"]) else ""
         tag = "" if r["matched_by"] == "name" else f"  [{r['matched_by']}]"
         print(f"    {short(r['name']):<58} {launches:>11} {fmt(r['recorded_ms']):>9} "
-              f"{fmt(r['profiler_ms']):>9} {fmt(r['ratio'], '.2f'):>7}{flag}{tag}")
+              f"{fmt(r['profiler_ms']):>9} {fmt(r['ratio'], '.2f'):>7}{flag:3}{tag}"
+              + ("   {:.4f}-{:.4f}".format(*r["launch_spread"]) if r["launch_spread"] else ""))
     if res["extern_unmatched_by_name"]:
         print(f"  extern, unmatched by name ({len(res['extern_unmatched_by_name'])} kernels; "
               "no profiler range carries their name). Summed by aten op, approximate:")
@@ -545,6 +571,12 @@ def print_report(name: str, res: dict, device: str) -> None:
         for p in top:
             print(f"    {short(p['name']):<58} {p['launches']:>11g} {'':>9} "
                   f"{fmt(p['ms']):>9}")
+    print_totals(res, device)
+
+
+def print_totals(res: dict, device: str) -> None:
+    """Coverage and whole-graph lines of a comparison."""
+    cuda = device == "cuda"
     cov = res["coverage_within_5pct"]
     verdict = "-" if cov is None else ("PASS" if cov >= TARGET_COVERAGE else "FAIL")
     denom = ("all device time per step" if device == "cuda"
@@ -603,6 +635,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=3600.0,
                     help="seconds allowed to each capture and each profile child")
     ap.add_argument("--profile-child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--step-child", default=None, help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.device == "auto":
         import torch
@@ -613,6 +646,8 @@ def main() -> int:
     opts.out = str(out)
     if opts.profile_child:
         return profile_child(opts)
+    if opts.step_child:
+        return step_child(opts)
 
     if str(ROOT) not in sys.path:  # run from the checkout: fusionviz need not be installed
         sys.path.insert(0, str(ROOT))
@@ -623,7 +658,7 @@ def main() -> int:
                      "target_coverage": TARGET_COVERAGE, "workloads": {}}
     for name in opts.workloads:
         w = WORKLOADS[name]
-        print(f"\n=== {name}: {w.script.relative_to(ROOT)} {' '.join(w.script_args(opts.size))}")
+        print(f"\n=== {name}: {w.script.relative_to(ROOT)} (size {opts.size})")
         entry: dict = {"capture": capture(w, opts, out)}
         prof = reference(w, opts, out)
         entry["profile"] = str(out / f"{name}.profile.json") if prof else None
@@ -641,14 +676,25 @@ def main() -> int:
         if not prof:
             entry["error"] = "profile child failed (see its log)"
             continue
+        inproc = out / f"{name}.inprocess.json"
+        same = (json.loads(inproc.read_text())["compiled"]
+                if opts.device == "cuda" and inproc.exists() else None)
         try:
-            res = compare(trace, prof, opts.device)
+            res = compare(trace, prof if same is None else {**prof, "compiled": same},
+                          opts.device)
+            other = compare(trace, prof, opts.device) if same is not None else None
         except Exception as e:  # noqa: BLE001
             print(f"  comparison failed: {type(e).__name__}: {e}")
             entry["error"] = f"compare: {e}"
             continue
         entry.update(res)
+        entry["reference"] = "capture's process" if same is not None else "separate process"
+        print(f"  reference: {entry['reference']}")
         print_report(name, res, opts.device)
+        if other is not None:
+            entry["separate_process"] = other
+            print("  against the separate process (its own compile and autotuning):")
+            print_report(name, other, opts.device, brief=True)
     path = out / "fidelity.json"
     path.write_text(json.dumps(results, indent=1, default=str))
     print("\nsummary:")

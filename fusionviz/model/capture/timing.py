@@ -35,7 +35,7 @@ from fusionviz.model.trace import Timing
 WARMUP = 2
 MAX_REPEATS = 20
 BUDGET_S = 3.0  # stop repeating once a measurement took this long
-PROFILED_CALLS = 3  # calls of the compiled module under the CUDA profiler
+PROFILED_CALLS = 5  # calls of the compiled module under the CUDA profiler
 KERNEL_RUNS = 5  # instrumented calls on the CPU (the first is dropped: caches warm up)
 GRAPH_RANGE = "fusionviz::graph_call"
 _RANDOM_OPS = ("rand", "dropout", "bernoulli", "philox", "seed", "normal", "uniform",
@@ -276,22 +276,38 @@ def _gpu_times(module, call, inputs, records) -> list[float]:
                 with record_function(GRAPH_RANGE):
                     call(args)
             torch.cuda.synchronize()
-    per_label: dict[str, list[float]] = defaultdict(list)
-    graph_calls: list[float] = []
-    for e in _ranges(prof):
+    events = _ranges(prof)
+    calls = sorted((e.time_range.start, e.time_range.end, e.device_time_total / 1e3)
+                   for e in events if e.name == GRAPH_RANGE)
+    # label -> per profiled call, the device ms of each of its launches in that call
+    per_label: dict[str, list[list[float]]] = defaultdict(
+        lambda: [[] for _ in calls])
+    for e in events:
         if e.name == GRAPH_RANGE:
-            graph_calls.append(e.device_time_total / 1e3)
-        else:
-            per_label[e.name].append(e.device_time_total / 1e3)
+            continue
+        i = _call_of(calls, e.time_range.start)
+        if i is not None:
+            per_label[e.name][i].append(e.device_time_total / 1e3)
     by_name = {r.name: r for r in records}
-    for label, launch_ms in per_label.items():
+    for label, per_call in per_label.items():
         r = by_name.get(label)
         if r is None:
             continue
-        per_call = sum(launch_ms) / PROFILED_CALLS
-        r.ms, r.calls = per_call, round(len(launch_ms) / PROFILED_CALLS)
-        r.ms_spread = spread(launch_ms) if len(launch_ms) > 1 else ()
-    return graph_calls
+        # median over calls: one slow call (the profiler's first, a clock change)
+        # does not move it; the spread is that of one launch
+        r.ms = statistics.median(sum(launches) for launches in per_call)
+        r.calls = round(statistics.median(len(launches) for launches in per_call))
+        every = [ms for launches in per_call for ms in launches]
+        r.ms_spread = spread(every) if len(every) > 1 else ()
+    return [ms for _, _, ms in calls]
+
+
+def _call_of(calls: list[tuple[float, float, float]], start: float) -> int | None:
+    """Index of the profiled graph call whose range holds ``start``."""
+    for i, (begin, end, _) in enumerate(calls):
+        if begin <= start <= end:
+            return i
+    return None
 
 
 def _load() -> dict:

@@ -118,10 +118,16 @@ def sweep_rounds(script: str, out_dir: str, *, progress: Progress | None = None,
     for k in range(rounds + 1):
         variants.append(_capture(script, out, f"after round {k}", f"round_{k}.json.gz",
                                  progress, k + 1, n, whatif=WhatIf(stop_after_round=k), **options))
+    return finish_sweep(script, out, variants)
+
+
+def finish_sweep(script: str, out: Path, variants: list[Variant]) -> Experiment:
+    """The report and experiment.json of a sweep's captures (the baseline first)."""
     rows = sweep_rows(variants[1:])
     report = (f"## Runtime after fusion round k: {Path(script).name}\n\n{_rows_markdown(rows)}\n"
-              + cmp.report_markdown(cmp.compare(base.trace, variants[1].trace, "all rounds",
-                                                "no fusion"), "All rounds vs no fusion"))
+              + cmp.report_markdown(cmp.compare(variants[0].trace, variants[1].trace,
+                                                "all rounds", "no fusion"),
+                                    "All rounds vs no fusion"))
     return _finish("sweep", script, out, variants, report, _rows_csv(rows))
 
 
