@@ -62,3 +62,4 @@ def test_rules_can_be_limited_to_the_shown_graph():
     argv = experiment_argv("s.py", "out", "forbid", pairs=[("op1", "op2")], graph=1)
     assert argv[argv.index("--graph") + 1] == "1"
     assert "--graph" not in experiment_argv("s.py", "out", "forbid", pairs=[("op1", "op2")])
+

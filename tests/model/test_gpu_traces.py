@@ -135,7 +135,8 @@ def test_every_rejection_on_the_gpu_says_why(path):
                     assert c.reasons or c.benchmark, (g.index, r.index, c.rank, c.outcome)
 
 
-PROFILED = ["gpu_gpt2_train.json.gz", "gpu_hub_branches_profiled.json.gz"]
+PROFILED = ["gpu_gpt2_train.json.gz", "gpu_llama_train.json.gz",
+            "gpu_hub_branches_profiled.json.gz", "gpu_mlp_block.json.gz"]
 
 
 @pytest.mark.parametrize("name", PROFILED)
@@ -145,7 +146,7 @@ def test_profiled_gpu_traces_carry_device_times_launches_and_spreads(name):
     assert trace.env["peak_dram_gb_s"] > 1000
     for g in trace.graphs:
         t = g.timing
-        assert t.method.startswith("CUDA profiler") and t.profiled_calls == 3
+        assert t.method.startswith("CUDA profiler") and t.profiled_calls == 5
         assert t.compiled_ms == t.compiled_device_ms and t.compiled_wall_ms > t.compiled_ms
         assert t.compiled_spread[0] <= t.compiled_ms <= t.compiled_spread[1]
         # the graph's device-busy time is what its kernels took: nothing unattributed
@@ -167,3 +168,13 @@ def test_the_gpt2_train_step_has_eager_forward_and_backward_and_launches_per_lay
     assert per_layer and all(len(k.ms_spread) == 2 for k in per_layer)
     sdpa = [k for k in backward.kernels if "scaled_dot_product" in k.name]
     assert len(sdpa) == 12 and all(k.ms > 0 for k in sdpa)  # fallbacks through torch.ops
+
+
+@pytest.mark.parametrize("name", ["gpu_gpt2_train.json.gz", "gpu_llama_train.json.gz"])
+def test_real_models_name_the_module_of_their_nodes_forward_and_backward(name):
+    """Both graphs of a train step place their nodes in the model's layers."""
+    for g in load_trace(DATA / name).graphs:
+        modules = {n.module for n in g.nodes if n.module}
+        layers = {m.split(".")[1] for m in modules if m.startswith("blocks.")}
+        assert len(layers) >= 4, (g.kind, sorted(modules)[:10])
+        assert sum(1 for n in g.nodes if n.module) > 0.9 * len(g.nodes)

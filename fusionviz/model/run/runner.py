@@ -76,8 +76,15 @@ def capture_argv(
 
 
 def capture_env(cache_dir: str) -> dict[str, str]:
-    """The child's environment: a fresh Inductor/Triton cache so the scheduler runs."""
+    """The child's environment: a fresh Inductor/Triton cache so the scheduler runs.
+
+    ``TEARDOWN_CUPTI=1`` (unless the user set it): Kineto then finalizes CUPTI after each
+    of the capture's profiler sessions, which otherwise stays active and slows the
+    launches of the user's later steps (pytorch/pytorch#144455;
+    benchmarks/profiler_aftereffect.py). torch turns it off itself under CUDA graphs.
+    """
     env = dict(os.environ)
+    env.setdefault("TEARDOWN_CUPTI", "1")
     env.update(
         TORCHINDUCTOR_CACHE_DIR=str(Path(cache_dir) / "inductor"),
         TRITON_CACHE_DIR=str(Path(cache_dir) / "triton"),
