@@ -14,6 +14,7 @@ from urllib.parse import quote, unquote
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
+from fusionviz.model.names import Names
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, node_index
 from fusionviz.model.report.formatting import byte_size
@@ -68,6 +69,7 @@ class DetailsPane(QWidget):
         self._state = state
         self._indexed: Graph | None = None  # the graph the indexes below describe
         self._nodes: dict[str, Node] = {}
+        self._names = Names(None)
         self._node_kernel = {}
         self._colors: dict[str, str] = {}
         self._producers: dict[str, list[str]] = {}
@@ -97,6 +99,7 @@ class DetailsPane(QWidget):
         if self._indexed is graph:
             return
         self._nodes = node_index(graph)
+        self._names = Names(graph)
         self._node_kernel = kernel_of_node(graph)
         self._colors = kernel_colors(graph.kernels)
         self._producers, self._consumers = {}, {}
@@ -123,8 +126,10 @@ class DetailsPane(QWidget):
         node = self._nodes.get(name)
         if node is None:
             return f"<p>No node named <code>{escape(name)}</code> in this graph.</p>"
+        about = self._names.about(name)
         head = (f"<h3>{escape(node.name)} <span {_GRAY}>{escape(node.type)} · "
-                f"{escape(node.category)}</span></h3>")
+                f"{escape(node.category)}</span></h3>"
+                + (f"<p>{escape(about)}</p>" if about else ""))
         parts = [head, self._facts_table(node),
                  _accesses_html("Reads", node.reads), _accesses_html("Writes", node.writes)]
         if node.origins:

@@ -77,8 +77,11 @@ def test_each_experiment_opens_with_the_models_comparison(qtbot, folder):
     expected = compare.compare(a, b, meta["variants"][0]["label"], meta["variants"][1]["label"])
     assert window.comparison == expected
     assert table_rows(window.metrics_table) == [list(r) for r in expected.rows]
-    assert [cells(window.verdict_table, i)[:4] for i in range(len(expected.verdicts))] == [
+    verdicts = [cells(window.verdict_table, i)[:5] for i in range(len(expected.verdicts))]
+    assert [[r[0], r[1], r[3], r[4]] for r in verdicts] == [
         [v.graph, v.pair, v.outcome_a, v.outcome_b] for v in expected.verdicts]
+    # what each side of the pair computes: one "ops · module" per group
+    assert all(r[2].count("  ×  ") == 1 for r in verdicts)
     kernels = table_rows(window.kernel_table)
     assert [(k[0], k[2], k[4], k[6]) for k in kernels] == [
         (k.graph, ", ".join(k.nodes), k.ms_a, k.ms_b) for k in expected.kernels]
@@ -91,7 +94,7 @@ def test_forbid_experiment_says_what_the_rule_did(qtbot):
     window = open_window(qtbot, EXPERIMENTS[[p.name for p in EXPERIMENTS]
                                            .index("cpu_forbid_whatif_ops")])
     assert "forbid op0 × op5: never a candidate" in window.summary.text()
-    changed = {(r[1], r[2], r[3]) for r in table_rows(window.verdict_table)}
+    changed = {(r[1], r[3], r[4]) for r in table_rows(window.verdict_table)}
     assert ("op4 + op5", "not a candidate", "fused") in changed
 
 

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.model.names import Names
 from fusionviz.model.queries import why_not_fused
 from fusionviz.model.report.ledger_table import ledger_rows
 from fusionviz.model.synthetic import synthetic_trace
@@ -62,7 +63,7 @@ def test_ledger_shows_the_current_steps_round(ledger, state):
     assert ledger.shown_rows == []  # before fusion: no round
     for k, rnd in enumerate(GRAPH.rounds, start=1):
         state.set_step(k)
-        assert ledger.shown_rows == ledger_rows(rnd)
+        assert ledger.shown_rows == ledger_rows(rnd, Names(GRAPH))
         rejected_scans = [v for v in rnd.verdicts if not v.ok]
         assert ledger.model.rowCount() == len(rnd.candidates) + len(rejected_scans)
         first = {ledger.model.headerData(c, Qt.Orientation.Horizontal): c
@@ -132,7 +133,7 @@ def test_stepping_keeps_the_ledger_and_stepper_geometry_still(ledger, state, qtb
     viewport) on steps without a round, the title's text does not resize the pane."""
     stepper = FusionStepper(state)
     qtbot.addWidget(stepper)
-    ledger.resize(1400, 300)  # the columns fit: no horizontal scroll bar
+    ledger.resize(2200, 300)  # the columns fit: no horizontal scroll bar
     ledger.show()
     stepper.show()
     qtbot.waitExposed(ledger)

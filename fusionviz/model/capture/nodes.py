@@ -65,6 +65,9 @@ def _accesses(deps, scheduler) -> tuple[Access, ...]:
 
 def short_op(target: object) -> str:
     """``aten.add.Tensor`` → ``add``; ``<built-in function getitem>`` → ``getitem``."""
+    opname = getattr(target, "_opname", None)  # OpOverload(Packet): prims.convert_element_type
+    if isinstance(opname, str) and opname:
+        return opname
     text = str(target)
     if text.startswith("aten."):
         return text.split(".")[1]

@@ -7,15 +7,17 @@ columns, so the rows feed a table view and an export alike.
 
 from __future__ import annotations
 
+from fusionviz.model.names import Names
 from fusionviz.model.report.formatting import group
 from fusionviz.model.report.tables import csv_text, markdown_text
 from fusionviz.model.trace import Benchmark, Round
 
 
-def ledger_rows(round: Round) -> list[dict]:  # noqa: A002 (the documented name)
+def ledger_rows(round: Round, names: Names | None = None) -> list[dict]:  # noqa: A002
     """One flat row per candidate, in score order, then one per rejecting scan verdict.
 
-    Every row has the same keys: phase, rank, a, b, tried (``op1+op2 × op3`` when
+    Every row has the same keys: phase, rank, a, b (raw node names), with ``names``
+    a_is and b_is (their main ops and module: ``var_mean · h.1.ln_1``), tried (``op1+op2 × op3`` when
     earlier fusions of the round grew a or b before the pair was tried), outcome,
     reasons, ``score_<field>`` for every score field of the round, ms_a, ms_b,
     ms_fused, speedup, spill, n_spills (the most any timed kernel spilled),
@@ -27,12 +29,14 @@ def ledger_rows(round: Round) -> list[dict]:  # noqa: A002 (the documented name)
     # A round holds up to tens of thousands of candidates: each row is built as one
     # literal plus shared parts, not by repeated updates (the ledger opens on it).
     rows = []
+    about = names.about if names is not None else None
     for c in round.candidates:
         row = {
             "phase": "candidate",
             "rank": c.rank,
             "a": c.a,
             "b": c.b,
+            **({"a_is": about(c.a), "b_is": about(c.b)} if about else {}),
             "tried": " × ".join("+".join(g) for g in c.tried) if c.tried else None,
             "outcome": c.outcome,
             "reasons": _reasons(c.reasons) or _IMPLIED.get(c.outcome, ""),
@@ -45,7 +49,9 @@ def ledger_rows(round: Round) -> list[dict]:  # noqa: A002 (the documented name)
         rows.append(row)
     for v in round.verdicts:
         if not v.ok:
-            rows.append({"phase": "scan", "rank": None, "a": v.a, "b": v.b, "tried": None,
+            rows.append({"phase": "scan", "rank": None, "a": v.a, "b": v.b,
+                         **({"a_is": about(v.a), "b_is": about(v.b)} if about else {}),
+                         "tried": None,
                          "outcome": "rejected", "reasons": _reasons(v.reasons),
                          **no_scores, **_NO_BENCH, "bytes_saved": None})
     return rows

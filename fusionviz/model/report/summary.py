@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_summary, load_warning, time_kind
 from fusionviz.model.report.formatting import ms, ms_spread
 from fusionviz.model.trace import Graph, Round, Timing, Trace
@@ -37,9 +38,12 @@ def graph_lines(g: Graph) -> list[str]:
         f"{s['launches']} kernel launches per call",
         *timing_lines(t, speed),
     ]
+    names = Names(g)
     for k in g.kernels:
         regs = f"  regs {k.n_regs} spills {k.n_spills}" if k.n_regs is not None else ""
-        lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{regs}")
+        about = names.about(k.nodes)
+        about = f"  ({about})" if about else ""
+        lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{about}{regs}")
     lines += [f"  warning: {w}" for w in g.warnings]
     return lines
 

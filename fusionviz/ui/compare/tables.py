@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from fusionviz.model.experiment.compare import Comparison, within_noise
+from fusionviz.model.names import Names
 from fusionviz.model.report.formatting import cell
 from fusionviz.model.trace import Graph, Trace
 
@@ -57,13 +58,17 @@ def _graph(trace: Trace, i: int) -> Graph | None:
 def verdict_rows(c: Comparison, a: Trace, b: Trace):
     """Pairs whose outcome changed, with the reasons each side gave (columns left out
     when no side recorded any, e.g. every change is fused ↔ not a candidate)."""
-    headers = ["graph", "pair", c.label_a, c.label_b, f"why ({c.label_b})", f"why ({c.label_a})"]
-    rows = []
+    headers = ["graph", "pair", "ops · module", c.label_a, c.label_b, f"why ({c.label_b})",
+               f"why ({c.label_a})"]
+    rows, names = [], {}
     for v in c.verdicts:
         groups = pair_groups(v.pair)
-        rows.append((v.graph, v.pair, v.outcome_a, v.outcome_b, why(_graph(b, v.graph), groups),
-                     why(_graph(a, v.graph), groups)))
-    keep = [j for j in range(len(headers)) if j < 4 or any(r[j] for r in rows)]
+        if v.graph not in names:
+            names[v.graph] = Names(_graph(a, v.graph) or _graph(b, v.graph))
+        about = "  ×  ".join(names[v.graph].about(g) for g in groups) if groups else ""
+        rows.append((v.graph, v.pair, about, v.outcome_a, v.outcome_b,
+                     why(_graph(b, v.graph), groups), why(_graph(a, v.graph), groups)))
+    keep = [j for j in range(len(headers)) if j < 5 or any(r[j] for r in rows)]
     return [headers[j] for j in keep], [tuple(r[j] for j in keep) for r in rows]
 
 

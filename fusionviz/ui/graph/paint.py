@@ -15,6 +15,7 @@ from pyqtgraph.functions import arrayToQPath
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF, QPainterPath, QStaticText
 
+from fusionviz.model.names import SEP, main_ops
 from fusionviz.model.palette import NO_KERNEL_COLOR
 from fusionviz.ui.theme import GraphColors, graph_colors
 
@@ -108,14 +109,19 @@ class GraphPaint:
     def label(self, i: int, fm: QFontMetricsF) -> tuple[QStaticText, QStaticText]:
         """The node's two text lines, elided to the box, as reusable static texts."""
         if i not in self._labels:
-            node = self.nodes[i]
-            ops = ", ".join(node.ops) if node else ""
-            kind = node.extern_kernel if node and node.extern_kernel else ops
+            node, name = self.nodes[i], self.names[i]
+            kind = ", ".join(main_ops(node, 3)) if node else ""
             sub = f"{self.category[i]} · {kind}" if kind else self.category[i]
             width = self.w - STRIPE - 12
-            self._labels[i] = tuple(
-                _static(fm.elidedText(t, Qt.TextElideMode.ElideRight, width))
-                for t in (self.names[i], sub))
+            title = name
+            if node is not None and node.module:  # op42 · …h.1.ln_1: the name stays whole
+                room = width - fm.horizontalAdvance(name + SEP)
+                module = fm.elidedText(node.module, Qt.TextElideMode.ElideLeft, room)
+                if room > 0 and module.strip("…"):
+                    title = name + SEP + module
+            self._labels[i] = (
+                _static(fm.elidedText(title, Qt.TextElideMode.ElideRight, width)),
+                _static(fm.elidedText(sub, Qt.TextElideMode.ElideRight, width)))
         return self._labels[i]
 
     def polylines(self, edge_ids) -> QPainterPath:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from fusionviz.model.highlight import language_for
+from fusionviz.model.names import Names
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, peak_dram_gb_s, time_kind
 from fusionviz.model.report.chart_data import bandwidth_text
@@ -131,12 +132,13 @@ class KernelView(QWidget):
         self.clear("No kernel selected.")
 
     def set_kernel(self, kernel: Kernel, color: str, time_kind: str = "device",
-                   peak_gb_s: float | None = None) -> None:
+                   peak_gb_s: float | None = None, about: str = "") -> None:
+        """``about``: what the kernel's nodes compute and where (``Names.about``)."""
         self.kernel = kernel
         self.swatch.setStyleSheet(f"background: {color}; border: 1px solid #555;")
         self.swatch.show()
         self.title.setText(f"<b>{html.escape(kernel.name)}</b>")
-        self.facts.setText(_facts_html(kernel, time_kind, peak_gb_s))
+        self.facts.setText(_facts_html(kernel, time_kind, peak_gb_s, about))
         source = kernel.source or kernel.name
         self.code.set_source(source, language_for(kernel.backend, source))
 
@@ -148,7 +150,7 @@ class KernelView(QWidget):
         self.code.set_source("", "text")
 
 
-def _facts_html(kernel: Kernel, time_kind: str, peak_gb_s: float | None) -> str:
+def _facts_html(kernel: Kernel, time_kind: str, peak_gb_s: float | None, about: str) -> str:
     # nbsp inside values: lines may only wrap between facts, not inside "num_warps=4 …"
     parts = [f"<span style='color:gray'>{label}</span>&nbsp;"
              f"{html.escape(value).replace(' ', '&nbsp;')}"
@@ -157,6 +159,8 @@ def _facts_html(kernel: Kernel, time_kind: str, peak_gb_s: float | None) -> str:
     if len(kernel.nodes) > _MAX_LISTED_NODES:
         nodes.append(f"… (+{len(kernel.nodes) - _MAX_LISTED_NODES})")
     members = html.escape(", ".join(nodes)) or "–"
+    if about:
+        members += f" &nbsp;·&nbsp; {html.escape(about)}"
     return (" &nbsp;·&nbsp; ".join(parts)
             + f"<br><span style='color:gray'>nodes ({len(kernel.nodes)})</span>&nbsp;{members}")
 
@@ -168,6 +172,7 @@ class KernelPane(QWidget):
         super().__init__(parent)
         self._state = state
         self._kernels: dict[str, Kernel] = {}
+        self._names: tuple[object, Names] = (None, Names(None))  # of the graph shown
         self._colors: dict[str, str] = {}
         self._node_kernel: dict[str, Kernel] | None = None  # built on the first selection
         self.kernel_list = KernelListModel(self)
@@ -224,8 +229,10 @@ class KernelPane(QWidget):
             combo.setCurrentIndex(-1)
             return
         graph = self._state.graph
+        if self._names[0] is not graph:
+            self._names = (graph, Names(graph))
         view.set_kernel(kernel, self._colors[name], time_kind(graph.timing if graph else None),
-                        peak_dram_gb_s(self._state.trace))
+                        peak_dram_gb_s(self._state.trace), self._names[1].about(kernel.nodes))
         combo.setCurrentIndex(self.kernel_list.row_of(name))
 
     def set_side_by_side(self, on: bool) -> None:

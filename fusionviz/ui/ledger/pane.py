@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fusionviz.model.names import Names
 from fusionviz.model.report.formatting import cell
 from fusionviz.model.report.ledger_table import filter_rows, ledger_rows
 from fusionviz.ui.ledger.static_cells import StaticTextDelegate
@@ -30,7 +31,7 @@ from fusionviz.ui.theme import outcome_color
 from fusionviz.ui.view_state import ViewState
 
 # Columns first in this order when present; score fields and anything else follow.
-_PREFERRED = ("rank", "phase", "a", "b", "outcome", "reasons")
+_PREFERRED = ("rank", "phase", "a", "a_is", "b", "b_is", "outcome", "reasons")
 _TRAILING = ("speedup", "ms_a", "ms_b", "ms_fused", "spill", "n_spills", "bytes_saved")
 _HIDDEN = {"a_group", "b_group", "group_a", "group_b", "pair"}
 _ROOT = QModelIndex()
@@ -130,9 +131,12 @@ class LedgerModel(QAbstractTableModel):
         return None
 
 
+_HEADERS = {"a_is": "a: ops · module", "b_is": "b: ops · module"}
+
+
 def header_text(key: str) -> str:
     """``score_memory_score`` → ``memory score``; ``ms_a`` → ``ms a``."""
-    return key.removeprefix("score_").replace("_", " ")
+    return _HEADERS.get(key) or key.removeprefix("score_").replace("_", " ")
 
 
 class LedgerPane(QWidget):
@@ -176,6 +180,7 @@ class LedgerPane(QWidget):
         self.table.horizontalHeader().setResizeContentsPrecision(60)
         # round id -> (round, its ledger rows, (fused rows, scan rows))
         self._rows_cache: dict[int, tuple[object, list[dict], tuple[int, int]]] = {}
+        self._names_of: tuple[object, Names] | None = None
         self._widths: dict[tuple[str, ...], list[int]] = {}  # fitted widths per column set
         bar = QHBoxLayout()
         bar.addWidget(self.title, 1)
@@ -227,11 +232,18 @@ class LedgerPane(QWidget):
         if 0 <= k < len(steps) and steps[k].round is not None:
             self._rows_of(steps[k].round)
 
+    def _names(self) -> Names:
+        """Readable names of the current graph's nodes (one per graph shown)."""
+        graph = self.state.graph
+        if self._names_of is None or self._names_of[0] is not graph:
+            self._names_of = (graph, Names(graph))
+        return self._names_of[1]
+
     def _rows_of(self, rnd) -> list[dict]:
         """``ledger_rows(rnd)``, computed once per round while the trace is open."""
         hit = self._rows_cache.get(id(rnd))
         if hit is None or hit[0] is not rnd:
-            rows = ledger_rows(rnd)
+            rows = ledger_rows(rnd, self._names())
             counts = (sum(1 for r in rows if r.get("outcome") == "fused"),
                       sum(1 for r in rows if r.get("phase") == "scan"))
             hit = (rnd, rows, counts)

@@ -7,13 +7,16 @@ from html import escape
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout
 
+from fusionviz.model.names import Names
 from fusionviz.model.queries import why_not_fused
 from fusionviz.model.report.formatting import cell
 
 
-def why_not_html(why) -> str:
-    """The ``why_not_fused`` report as HTML: summary, then one line per recorded decision."""
-    parts = [f"<h3>{escape(why.node_a)} × {escape(why.node_b)}</h3>",
+def why_not_html(why, names: Names | None = None) -> str:
+    """The ``why_not_fused`` report as HTML: the two nodes by readable name (main ops and
+    module), the summary, then one line per recorded decision."""
+    names = names or Names(None)
+    parts = [f"<h3>{escape(names.label(why.node_a))}<br>× {escape(names.label(why.node_b))}</h3>",
              f"<p>{escape(why.summary)}</p>"]
     if why.entries:
         head = ("round", "phase", "rank", "pair", "outcome", "reasons", "benchmark")
@@ -51,7 +54,7 @@ class WhyNotDialog(QDialog):
         self.why = why_not_fused(graph, a, b)
         self.setWindowTitle(f"Why not fused? {a} × {b}")
         self.text = QTextBrowser()
-        self.text.setHtml(why_not_html(self.why))
+        self.text.setHtml(why_not_html(self.why, Names(graph)))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         box = QVBoxLayout(self)
