@@ -7,6 +7,7 @@ parts (``MainWindow``, its stepper and graph view, ``ExperimentActions``).
 
 from __future__ import annotations
 
+import functools
 import os
 
 from PySide6.QtGui import QAction, QKeySequence
@@ -40,6 +41,16 @@ def menu_entries(window) -> tuple:
         ("&View", "kernels_only", "&Kernels Only (one node per final kernel)", "Ctrl+K",
          w.toggle_kernels_only),
         ("&View", "dark", "&Dark Theme", "Ctrl+Shift+D", w.toggle_dark),
+        ("&Modules", "fold_repeated", "&Fold Repeated Blocks (h.0 … h.11 as one ×12 box)", "R",
+         view.fold_repeated_blocks),
+        ("&Modules", "expand_box", "&Expand Box (under the mouse, or holding the selection)",
+         "E", view.expand_box),
+        ("&Modules", "collapse_module", "&Collapse Module Around Selection (again: next out)",
+         "C", view.collapse_selected_module),
+        ("&Modules", "expand_all", "Expand &All Modules", "0", view.expand_all_modules),
+        ("&Modules", SEPARATOR),
+        *(("&Modules", f"depth_{k}", f"Collapse Modules to Depth &{k}", str(k),
+           functools.partial(view.collapse_to_depth, k)) for k in (1, 2, 3, 4)),
         ("&View", "next_graph", "Next &Graph", "Ctrl+PgDown", w.next_graph),
         ("&View", "prev_graph", "Previous Gr&aph", "Ctrl+PgUp", w.previous_graph),
         ("&Fusion", "first", "&Before Fusion", "Home", stepper.go_first),

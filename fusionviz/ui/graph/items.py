@@ -103,13 +103,27 @@ class EdgeTileItem(_TileItem):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colors.edge)
             painter.drawPath(self._paths[1])
+        if lod >= LOD_TEXT:
+            self._paint_counts(painter)
+
+    def _paint_counts(self, painter) -> None:
+        """``×N`` on an edge that stands for N (between collapsed modules)."""
+        p = self.paint_data
+        painter.setPen(p.colors.subtext)
+        for e in self.edge_ids:
+            if p.edge_count[e] > 1 and len(p.edge_paths[e]) > 1:
+                path = p.edge_paths[e]
+                mid = (path[len(path) // 2 - 1] + path[len(path) // 2]) / 2 if len(path) > 2 \
+                    else (path[0] + path[-1]) / 2
+                painter.drawText(QPointF(float(mid[0]) + 4, float(mid[1]) + 4),
+                                 f"×{p.edge_count[e]}")
 
 
 class RegionTileItem(_TileItem):
     """Colored regions behind the members of multi-node groups.
 
-    A region is each member's padded box plus bridges along intra-group edges and
-    between same-layer neighbours. Two layers of tiles paint it: the border layer
+    A region is each member's padded box plus bridges along intra-group edges that
+    span at most ``BRIDGED_LAYERS`` layers and between same-layer neighbours. Two layers of tiles paint it: the border layer
     strokes every shape wider in the kernel color, the fill layer (above it) paints the
     same shapes in a tint, so overlapping shapes of one group read as one outlined blob.
     """
@@ -144,9 +158,12 @@ class RegionTileItem(_TileItem):
                 left, right = (ra, rb) if ra.x() < rb.x() else (rb, ra)
                 rects[color[a]].append(QRectF(left.right() - 1, left.top(),
                                               right.left() - left.right() + 2, left.height()))
+        short = p.short_edge
         for e in self.edge_ids:
             a, b = p.edges[e]
-            if multi[a] and gid[a] == gid[b]:
+            # a long intra-group edge is not bridged: a group spread over many layers
+            # (a fusion across the model's blocks) would paint over everything between
+            if multi[a] and gid[a] == gid[b] and short[e]:
                 lines[color[a]].append(e)
         return {c: (rects.get(c, []), p.polylines(lines.get(c, ())))
                 for c in set(rects) | set(lines)}
@@ -233,7 +250,10 @@ class NodeTileItem(_TileItem):
             radius = rect.height() / 2 if cat == "extern" else 5.0
             painter.drawRoundedRect(rect, radius, radius)
             stripe = QRectF(rect.left() + 1.5, rect.top() + 4, STRIPE, rect.height() - 8)
-            painter.fillRect(stripe, qcolor(p.kernel_color[i]))
+            if i in p.boxes:
+                _paint_box(painter, rect, stripe, p.boxes[i][1], colors)
+            else:
+                painter.fillRect(stripe, qcolor(p.kernel_color[i]))
         self._paint_labels(painter, ids)
 
     def _paint_labels(self, painter, ids: list[int]) -> None:
@@ -246,6 +266,20 @@ class NodeTileItem(_TileItem):
                 rect = p.rects[i]
                 painter.drawStaticText(QPointF(rect.left() + left, rect.top() + dy),
                                        p.label(i, self._fm)[line])
+
+
+def _paint_box(painter, rect: QRectF, stripe: QRectF, kernel_colors: list[str],
+               colors: GraphColors) -> None:
+    """A collapsed module: a second border inside the first (it holds more), and its
+    kernels' colors stacked in the stripe, most members first."""
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.setPen(QPen(colors.node_border, 1.0))
+    painter.drawRoundedRect(rect.adjusted(3, 3, -3, -3), 3.0, 3.0)
+    shown = kernel_colors[:8]
+    step = stripe.height() / len(shown)
+    for k, c in enumerate(shown):
+        painter.fillRect(QRectF(stripe.left(), stripe.top() + k * step, stripe.width(), step),
+                         qcolor(c))
 
 
 def _buckets(p: GraphPaint, ids: np.ndarray, color: np.ndarray, changed: np.ndarray):
@@ -285,14 +319,16 @@ class OverlayItem(QGraphicsItem):
         self.pair: tuple[list[int], list[int]] = ([], [])
         self.hits: list[int] = []
         self.kernel: list[int] = []
+        self.consumers: list[int] = []
         self._bound = QRectF()
 
-    def set_marks(self, selected, pair, hits, kernel=()) -> None:
+    def set_marks(self, selected, pair, hits, kernel=(), consumers=()) -> None:
         self.prepareGeometryChange()
         self.selected, self.pair, self.hits = list(selected), pair, list(hits)
-        self.kernel = list(kernel)
+        self.kernel, self.consumers = list(kernel), list(consumers)
         r = QRectF()
-        for i in [*self.selected, *pair[0], *pair[1], *self.hits, *self.kernel]:
+        for i in [*self.selected, *pair[0], *pair[1], *self.hits, *self.kernel,
+                  *self.consumers]:
             r = r.united(self.paint_data.rects[i])
         self._bound = r.adjusted(-400, -400, 400, 400)  # room for rings scaled when zoomed out
         self.update()
@@ -310,6 +346,8 @@ class OverlayItem(QGraphicsItem):
         kernel = QColor(colors.selection)
         kernel.setAlphaF(0.55)
         self._rings(painter, self.kernel, QPen(kernel, 2 * k, Qt.PenStyle.DashLine), 9 * k)
+        self._rings(painter, self.consumers, QPen(colors.selection, 2 * k, Qt.PenStyle.DotLine),
+                    5 * k)
         a, b = self.pair
         self._rings(painter, [*a, *b], QPen(colors.pair, 4 * k), 7 * k)
         if a and b:  # a faint link: the two sides may be far apart in the layout

@@ -21,6 +21,7 @@ from fusionviz.ui.theme import GraphColors, graph_colors
 
 STRIPE = 6.0  # width of the kernel-color stripe on a node's left edge
 ARROW = 7.0
+BRIDGED_LAYERS = 2
 REGION_PAD_X = 24.0 / 2 - 3  # keeps a gap between neighbouring groups of one layer
 REGION_PAD_Y = 9.0
 
@@ -28,7 +29,8 @@ REGION_PAD_Y = 9.0
 class GraphPaint:
     """Geometry and current style of every node, shared by all tiles of one scene."""
 
-    def __init__(self, graph, lay, colors_by_node: list[str], sizes: dict[str, float]) -> None:
+    def __init__(self, graph, lay, colors_by_node: list[str], sizes: dict[str, float],
+                 boxes: dict | None = None, edge_count: dict | None = None) -> None:
         self.names = list(lay.names)
         self.index = {n: i for i, n in enumerate(self.names)}
         self.x, self.y = np.asarray(lay.x, float), np.asarray(lay.y, float)
@@ -36,15 +38,25 @@ class GraphPaint:
         self.h_gap, self.v_gap = sizes["h_gap"], sizes["v_gap"]
         nodes = {n.name: n for n in graph.nodes}
         self.nodes = [nodes.get(n) for n in self.names]
-        self.category = [n.category if n else "other" for n in self.nodes]
+        # collapsed modules and folded blocks: index -> (Box, its kernel colors)
+        self.boxes = {self.index[k]: b for k, b in (boxes or {}).items() if k in self.index}
+        self.box_note: dict[int, str] = {}  # what fused inside a box at the current step
+        self.category = ["module" if i in self.boxes else n.category if n else "other"
+                         for i, n in enumerate(self.nodes)]
         self.palette = sorted(set(colors_by_node)) or [NO_KERNEL_COLOR]
         slot = {c: k for k, c in enumerate(self.palette)}
         self.kernel_color = colors_by_node
         self.kernel_color_idx = np.fromiter((slot[c] for c in colors_by_node), int,
                                             len(colors_by_node))
         self.edges = list(lay.edges)  # (src index, dst index) pairs
+        names = self.names
+        self.edge_count = [(edge_count or {}).get((names[a], names[b]), 1)
+                           for a, b in self.edges]  # real edges a drawn one stands for
         self.edge_paths = list(lay.edge_paths)  # float arrays of (x, y) points
         self.edge_lo, self.edge_hi = _path_bounds(self.edge_paths)
+        # edges over at most BRIDGED_LAYERS layers: a group's region follows only those
+        span = np.abs(self.edge_hi[:, 1] - self.edge_lo[:, 1]) if self.edges else np.zeros(0)
+        self.short_edge = span <= BRIDGED_LAYERS * (self.h + self.v_gap) + 1.0
         left, top = (self.x - self.w / 2).tolist(), (self.y - self.h / 2).tolist()
         self.rects = [QRectF(x, y, self.w, self.h) for x, y in zip(left, top, strict=True)]
         self.rect_array = np.fromiter(self.rects, object, len(self.rects))  # fancy-indexable
@@ -96,6 +108,12 @@ class GraphPaint:
         self.group_id, self.multi, self.changed, self.color_idx = gid, multi, chg, color
         return np.flatnonzero(touched)
 
+    def set_box_note(self, i: int, note: str) -> None:
+        """The second line of box ``i`` (what fused inside it at the current step)."""
+        if self.box_note.get(i) != note:
+            self.box_note[i] = note
+            self._labels.pop(i, None)
+
     def region_color(self, i: int) -> str:
         return self.palette[self.color_idx[i]]
 
@@ -108,6 +126,13 @@ class GraphPaint:
 
     def label(self, i: int, fm: QFontMetricsF) -> tuple[QStaticText, QStaticText]:
         """The node's two text lines, elided to the box, as reusable static texts."""
+        if i not in self._labels and i in self.boxes:
+            box, _colors = self.boxes[i]
+            width = self.w - STRIPE - 12
+            title = box.title + (f" ({box.module_class})" if box.module_class else "")
+            sub = self.box_note.get(i) or f"{len(box.nodes)} nodes"
+            self._labels[i] = tuple(
+                _static(fm.elidedText(t, Qt.TextElideMode.ElideRight, width)) for t in (title, sub))
         if i not in self._labels:
             node, name = self.nodes[i], self.names[i]
             kind = ", ".join(main_ops(node, 3)) if node else ""

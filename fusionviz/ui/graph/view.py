@@ -16,6 +16,8 @@ from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.layout.sugiyama import layout
 from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
 from fusionviz.model.queries import kernel_of_node
+from fusionviz.ui.graph.decor import FramesItem, HubsItem, box_tooltip
+from fusionviz.ui.graph.folding import Folding
 from fusionviz.ui.graph.items import OverlayItem, build_tiles
 from fusionviz.ui.graph.minimap import MiniMap
 from fusionviz.ui.graph.paint import GraphPaint, matches, node_tooltip
@@ -57,6 +59,8 @@ class GraphView(QGraphicsView):
         self._layouts: dict[int, object] = {}
         self._styles: dict[int, tuple] = {}
         self._overlay: OverlayItem | None = None
+        self._hubs_item: HubsItem | None = None
+        self.folding = Folding()  # collapsed modules and folded repeated blocks
         self._hits: list[int] = []
         self._hit_pos = -1
         self._hover = -1
@@ -76,15 +80,23 @@ class GraphView(QGraphicsView):
 
     # ---- building and restyling -------------------------------------------------
     def _layout_of(self, graph):
-        if self.state.graph_index not in self._layouts:
-            names = [n.name for n in graph.nodes]
-            edges = [(e.src, e.dst) for e in graph.edges]
-            self._layouts[self.state.graph_index] = layout(names, edges, **SIZES)
-        return self._layouts[self.state.graph_index]
+        key = (self.state.graph_index, self.folding.key)
+        if key not in self._layouts:
+            view = self.folding.view
+            self._layouts[key] = layout(view.names, self.folding.layout_edges(), **SIZES)
+        return self._layouts[key]
 
     def _on_graph_changed(self, *_args) -> None:
+        with gc_paused():  # see _rebuild
+            self.folding.set_graph(self.state.graph)
+        self._rebuild()
+        self.fit()
+
+    def _rebuild(self) -> None:
+        """A new scene for the graph as the folding shows it."""
         self.scene().clear()
         self.paint_data, self._overlay, self._tiles, self._styles = None, None, {}, {}
+        self._hubs_item = None
         self._hits, self._hit_pos, self._hover = [], -1, -1
         graph = self.state.graph
         if graph is not None:
@@ -94,15 +106,18 @@ class GraphView(QGraphicsView):
             with gc_paused():
                 self._build(graph)
         self.minimap.set_paint(self.paint_data)
-        self.fit()
 
     def _build(self, graph) -> None:
         lay = self._layout_of(graph)
         self.kernel_of = kernel_of_node(graph)
         colors = kernel_colors(graph.kernels)
-        by_node = [colors.get(self.kernel_of[n].name, NO_KERNEL_COLOR)
+        folding = self.folding
+        box_colors = folding.box_colors(colors)
+        by_node = [box_colors[n][0] if n in box_colors else
+                   colors.get(self.kernel_of[n].name, NO_KERNEL_COLOR)
                    if n in self.kernel_of else NO_KERNEL_COLOR for n in lay.names]
-        paint = GraphPaint(graph, lay, by_node, SIZES)
+        boxes = {k: (b, box_colors[k]) for k, b in folding.view.boxes.items()}
+        paint = GraphPaint(graph, lay, by_node, SIZES, boxes, folding.view.edge_count)
         paint.colors = graph_colors(self._dark)
         self.paint_data = paint
         self._tiles, self._tile_index = build_tiles(paint)
@@ -111,6 +126,12 @@ class GraphView(QGraphicsView):
             for item in layer:
                 if item is not None:
                     scene.addItem(item)
+        frames = folding.frames()
+        if frames:
+            scene.addItem(FramesItem(paint, frames, folding.tree.module_class))
+        if folding.hubs:
+            self._hubs_item = HubsItem(paint, folding.hubs)
+            scene.addItem(self._hubs_item)
         self._overlay = OverlayItem(paint)
         scene.addItem(self._overlay)
         margin = 60.0
@@ -123,7 +144,9 @@ class GraphView(QGraphicsView):
         steps = self.state.steps
         if self.paint_data is not None and k not in self._styles and 0 <= k < len(steps):
             step = steps[k]
-            self._styles[k] = self.paint_data.step_style(step.groups, step.changed)
+            groups, changed = self.folding.map_step(step.groups, step.changed)
+            self._styles[k] = (self.paint_data.step_style(groups, changed),
+                               self.folding.fused_inside(step.groups))
 
     def _on_step_changed(self, step: int) -> None:
         paint, steps = self.paint_data, self.state.steps
@@ -131,7 +154,17 @@ class GraphView(QGraphicsView):
             return
         k = max(0, min(step, len(steps) - 1))  # the step shown (see ViewState.current_step)
         self.prepare_step(k)
-        touched = paint.apply_style(self._styles[k])
+        style, inside = self._styles[k]
+        touched = paint.apply_style(style)
+        if inside:  # a box's second line says what fused inside it at this step
+            ids = []
+            for key, (n, groups) in inside.items():
+                i = paint.index.get(key)
+                if i is not None:
+                    paint.set_box_note(i, f"{n} nodes → {groups} after fusion" if groups < n
+                                       else f"{n} nodes, none fused yet")
+                    ids.append(i)
+            touched = np.union1d(touched, np.asarray(ids, np.intp))
         for t in self._tile_index.tiles_of(touched):
             for layer in ("border", "fill", "nodes"):
                 self._tiles[layer][t].invalidate()
@@ -169,9 +202,14 @@ class GraphView(QGraphicsView):
         painter.restore()
 
     # ---- queries (used by tests, export and the window) ---------------------------
+    def shown_as(self, name: str) -> str:
+        """The visible node showing ``name`` (itself, or the box it is folded into)."""
+        return self.folding.shown((name,))[0]
+
     def group_of_node(self, name: str) -> tuple[str, ...]:
         """The group shown around ``name`` at the current step (itself when alone)."""
         paint = self.paint_data
+        name = self.shown_as(name)
         i = paint.index[name]
         if not paint.multi[i]:
             return (name,)
@@ -180,10 +218,10 @@ class GraphView(QGraphicsView):
 
     def node_color(self, name: str) -> str:
         """Hex color the node's region and box are painted in at the current step."""
-        return self.paint_data.region_color(self.paint_data.index[name])
+        return self.paint_data.region_color(self.paint_data.index[self.shown_as(name)])
 
     def node_scene_pos(self, name: str) -> QPointF:
-        i = self.paint_data.index[name]
+        i = self.paint_data.index[self.shown_as(name)]
         return QPointF(float(self.paint_data.x[i]), float(self.paint_data.y[i]))
 
     @property
@@ -201,15 +239,21 @@ class GraphView(QGraphicsView):
 
     def _ids(self, names) -> list[int]:
         index = self.paint_data.index
-        return [index[n] for n in names if n in index]
+        return [index[n] for n in self.folding.shown(names) if n in index]
 
     def _update_overlay(self, *_args) -> None:
         if self._overlay is None:
             return
         pair = self.state.pair or ((), ())
-        self._overlay.set_marks(self._ids(self.state.selected_nodes),
+        selected = self.state.selected_nodes
+        # a hub's consumers (its edges are stubs) ringed while it is selected or hovered
+        hubs = self.folding.hubs
+        focus = [*self.folding.shown(selected),
+                 *([self.paint_data.names[self._hover]] if self._hover >= 0 else [])]
+        consumers = [c for h in focus if h in hubs for c in hubs[h]]
+        self._overlay.set_marks(self._ids(selected),
                                 (self._ids(pair[0]), self._ids(pair[1])), self._hits,
-                                self._ids(self._kernel_nodes()))
+                                self._ids(self._kernel_nodes()), self._ids(consumers))
 
     def _kernel_nodes(self) -> tuple[str, ...]:
         graph = self.state.graph
@@ -297,6 +341,54 @@ class GraphView(QGraphicsView):
         else:
             super().keyPressEvent(event)
 
+    # ---- modules: collapse, expand, fold ---------------------------------------------
+    def collapse_to_depth(self, depth: int) -> None:
+        """Every module ``depth`` levels down shown as one box (0: all expanded)."""
+        self._refold(lambda: self.folding.collapse_to_depth(depth), fit=True)
+
+    def expand_all_modules(self) -> None:
+        self._refold(self.folding.expand_all, fit=True)
+
+    def fold_repeated_blocks(self) -> None:
+        self._refold(self.folding.fold_repeated, fit=True)
+
+    def expand_box(self, key: str = "") -> bool:
+        """Open box ``key``; by default the one under the mouse, else the one holding
+        the selected node."""
+        if not key:
+            if self._hover >= 0 and self._hover in self.paint_data.boxes:
+                key = self.paint_data.names[self._hover]
+            elif self.state.selected_nodes:
+                key = self.shown_as(self.state.selected_nodes[-1])
+        box = self.folding.box(key)
+        if box is None:
+            return False
+        return self._refold(lambda: self.folding.expand(key), focus=box.nodes[0])
+
+    def collapse_selected_module(self) -> bool:
+        """Collapse the module around the selected node (again: the next one out)."""
+        sel = self.state.selected_nodes
+        if not sel or self.paint_data is None:
+            return False
+        name = sel[-1]
+        return self._refold(lambda: self.folding.collapse_around(name), focus=name)
+
+    def _refold(self, change, focus: str = "", fit: bool = False) -> bool:
+        if self.state.graph is None:
+            return False
+        before = self.node_scene_pos(focus) if focus else None
+        on_screen = self.mapFromScene(before) if before is not None else None
+        if not change():
+            return False
+        self._rebuild()
+        if fit or on_screen is None:
+            self.fit()
+        else:  # keep what was clicked where it was on the screen
+            after = self.node_scene_pos(focus)
+            self.centerOn(after + (self.mapToScene(self.viewport().rect().center())
+                                   - self.mapToScene(on_screen)))
+        return True
+
     # ---- mouse --------------------------------------------------------------------------
     def _node_under(self, pos) -> int:
         if self.paint_data is None:
@@ -305,6 +397,10 @@ class GraphView(QGraphicsView):
 
     def mousePressEvent(self, event) -> None:  # noqa: N802 (Qt override)
         i = self._node_under(event.position().toPoint())
+        if event.button() == Qt.MouseButton.LeftButton and i in self.paint_data.boxes:
+            self.expand_box(self.paint_data.names[i])
+            event.accept()
+            return
         if event.button() == Qt.MouseButton.LeftButton and i >= 0:
             add = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
             self.click_node(self.paint_data.names[i], add=add)
@@ -336,9 +432,17 @@ class GraphView(QGraphicsView):
             self._hover = i
             if i < 0:
                 QToolTip.hideText()
+            elif i in self.paint_data.boxes:
+                box = self.paint_data.boxes[i][0]
+                QToolTip.showText(event.globalPosition().toPoint(),
+                                  box_tooltip(box, self.paint_data.box_note.get(i, ""),
+                                              self.kernel_of, self.folding.decisions(box)),
+                                  self)
             else:
                 tip = node_tooltip(self.paint_data, i, self.kernel_of, self.group_of_node)
                 QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+            if self.folding.hubs:
+                self._update_overlay()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().resizeEvent(event)

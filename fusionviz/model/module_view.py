@@ -1,0 +1,283 @@
+"""The graph seen through its ``nn.Module`` hierarchy: collapsed modules and folded
+repeated blocks become one box each, with their edges aggregated.
+
+``ModuleTree`` indexes which pre-fusion nodes each module path holds (a node belongs
+to its own module and every ancestor). ``repeated_runs`` finds sibling modules with
+the same structure (``h.0`` … ``h.11``). ``module_view`` builds what the graph view
+lays out for a given set of collapsed modules and folded runs: the visible nodes
+(real nodes and boxes), the edges between them with their counts, and where each
+real node went. Pure Python: the graph view, tests and reports share it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from fusionviz.model.names import main_ops
+from fusionviz.model.trace import Graph
+
+BOX = "▣ "  # view names of boxes start with it; node names never do
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive sibling modules of one structure: ``h.1`` … ``h.11``."""
+
+    parent: str  # "h" ("" for children of the root)
+    paths: tuple[str, ...]  # in index order
+    odd: tuple[tuple[str, str], ...] = ()  # (sibling, how it differs) next to the run
+
+    @property
+    def key(self) -> str:
+        return BOX + self.title
+
+    @property
+    def title(self) -> str:
+        first, last = self.paths[0], self.paths[-1].rsplit(".", 1)[-1]
+        return f"{first}–{last} ×{len(self.paths)}"
+
+
+@dataclass(frozen=True)
+class Box:
+    """One visible item standing for many nodes: a collapsed module or a folded run."""
+
+    key: str  # its view name
+    path: str  # the module path (a run: its first module)
+    module_class: str
+    nodes: tuple[str, ...]  # the pre-fusion nodes inside
+    run: Run | None = None
+    between: int = 0  # nodes outside the module(s) that sit only between its nodes
+
+    @property
+    def title(self) -> str:
+        return self.run.title if self.run else self.path
+
+
+@dataclass
+class ModuleView:
+    """What the graph view lays out."""
+
+    names: list[str]  # visible nodes: real node names and box keys
+    edges: list[tuple[str, str]]  # unique, no self loops
+    edge_count: dict[tuple[str, str], int]  # real edges each visible edge stands for
+    view_of: dict[str, str]  # real node -> the visible node showing it
+    boxes: dict[str, Box] = field(default_factory=dict)
+
+
+class ModuleTree:
+    """Module paths of one graph and the nodes each holds (its own and its children's)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.nodes = {n.name: n for n in graph.nodes}
+        members: dict[str, list[str]] = defaultdict(list)
+        self.module_class: dict[str, str] = {}
+        self.children: dict[str, list[str]] = defaultdict(list)
+        for n in graph.nodes:
+            if not n.module:
+                continue
+            parts = n.module.split(".")
+            for k in range(1, len(parts) + 1):
+                members[".".join(parts[:k])].append(n.name)
+            if n.module_class:
+                self.module_class.setdefault(n.module, n.module_class)
+        self.members = {p: tuple(v) for p, v in members.items()}
+        for p in self.members:
+            parent = p.rsplit(".", 1)[0] if "." in p else ""
+            self.children[parent].append(p)
+
+    def __bool__(self) -> bool:
+        return bool(self.members)
+
+    @staticmethod
+    def depth(path: str) -> int:
+        return path.count(".") + 1 if path else 0
+
+    def at_depth(self, k: int) -> frozenset[str]:
+        """The modules ``k`` levels down (collapsing them shows the model to depth k)."""
+        return frozenset(p for p in self.members if self.depth(p) == k)
+
+    @property
+    def max_depth(self) -> int:
+        return max((self.depth(p) for p in self.members), default=0)
+
+    def outermost(self, module: str, among: frozenset[str]) -> str | None:
+        """The outermost of ``module`` and its ancestors that is in ``among``."""
+        parts = module.split(".") if module else []
+        for k in range(1, len(parts) + 1):
+            path = ".".join(parts[:k])
+            if path in among:
+                return path
+        return None
+
+    def signature(self, path: str) -> tuple:
+        """The structure of a module: its nodes' inner module paths, kinds and ops."""
+        n, nodes = len(path) + 1, self.nodes
+        return tuple((nodes[m].module[n:], nodes[m].category, main_ops(nodes[m]))
+                     for m in self.members[path])
+
+
+def repeated_runs(tree: ModuleTree, min_len: int = 2) -> list[Run]:
+    """Runs of consecutive numbered siblings with one structure, longest first.
+
+    A sibling next to a run that differs from it (the first block often absorbs an
+    embedding's nodes) is listed in the run's ``odd`` with what differs.
+    """
+    runs = []
+    for parent, kids in tree.children.items():
+        numbered = sorted((k for k in kids if k.rsplit(".", 1)[-1].isdigit()),
+                          key=lambda k: int(k.rsplit(".", 1)[-1]))
+        if len(numbered) < min_len:
+            continue
+        sigs = [tree.signature(k) for k in numbered]
+        start = 0
+        for i in range(1, len(numbered) + 1):
+            if i < len(numbered) and sigs[i] == sigs[start]:
+                continue
+            if i - start >= min_len:
+                odd = tuple((numbered[j], _difference(sigs[j], sigs[start], numbered[start]))
+                            for j in (start - 1, i) if 0 <= j < len(numbered))
+                runs.append(Run(parent, tuple(numbered[start:i]), odd))
+            start = i
+    return sorted(runs, key=lambda r: -len(r.paths))
+
+
+def _difference(sig: tuple, ref: tuple, ref_path: str) -> str:
+    if len(sig) != len(ref):
+        more = len(sig) - len(ref)
+        return f"{abs(more)} {'more' if more > 0 else 'fewer'} nodes than {ref_path}"
+    k = next(i for i, (a, b) in enumerate(zip(sig, ref, strict=True)) if a != b)
+    return f"node {k + 1} differs from {ref_path}'s: {_entry(sig[k])} vs {_entry(ref[k])}"
+
+
+def _entry(e: tuple) -> str:
+    inner, category, ops = e
+    return f"{category} {', '.join(ops) or '-'}" + (f" in {inner.lstrip('.')}" if inner else "")
+
+
+def module_view(graph: Graph, tree: ModuleTree, collapsed: frozenset[str] = frozenset(),
+                folded: tuple[Run, ...] = ()) -> ModuleView:
+    """The visible graph with ``collapsed`` modules and ``folded`` runs as boxes.
+
+    A folded run wins over collapsed modules inside it; a collapsed module inside a
+    collapsed one is hidden in the outer box. A node outside every box whose producers
+    and consumers are all in one box joins it (the residual add between two folded
+    blocks); the box's ``between`` counts them. Edges between boxes are aggregated,
+    edges inside one box dropped.
+    """
+    if not collapsed and not folded:  # the graph as it is (the common case: fast)
+        names = [n.name for n in graph.nodes]
+        known = set(names)
+        counts = Counter((e.src, e.dst) for e in graph.edges
+                         if e.src != e.dst and e.src in known and e.dst in known)
+        return ModuleView(names, list(counts), dict(counts), {n: n for n in names})
+    run_of: dict[str, Run] = {p: r for r in folded for p in r.paths}
+    box_of_path: dict[str, str] = {}
+    boxes: dict[str, Box] = {}
+    view_of: dict[str, str] = {}
+    names: list[str] = []
+    seen: set[str] = set()
+    among = frozenset(collapsed) | frozenset(run_of)
+    for n in graph.nodes:
+        path = tree.outermost(n.module, among) if n.module and among else None
+        if path is None:
+            view = n.name
+        elif path in run_of:
+            run = run_of[path]
+            view = run.key
+            if view not in boxes:
+                nodes = tuple(m for p in run.paths for m in tree.members[p])
+                boxes[view] = Box(view, run.paths[0], tree.module_class.get(run.paths[0], ""),
+                                  nodes, run)
+        else:
+            view = box_of_path.get(path)
+            if view is None:
+                view = box_of_path[path] = BOX + path
+                boxes[view] = Box(view, path, tree.module_class.get(path, ""),
+                                  tree.members[path])
+        view_of[n.name] = view
+        if view not in seen:
+            seen.add(view)
+            names.append(view)
+    _absorb_between(graph, view_of, boxes)
+    names = [v for v in names if v in boxes or view_of.get(v) == v]
+    counts: Counter = Counter()
+    for e in graph.edges:
+        a, b = view_of.get(e.src), view_of.get(e.dst)
+        if a is not None and b is not None and a != b:
+            counts[(a, b)] += 1
+    return ModuleView(names, list(counts), dict(counts), view_of, boxes)
+
+
+def _absorb_between(graph: Graph, view_of: dict[str, str], boxes: dict[str, Box]) -> None:
+    """Move into a box the visible nodes that sit between its nodes: with a producer
+    and a consumer in the box, and no neighbour in another box (repeated, so chains of
+    such nodes follow: a residual add, then the next block's norm)."""
+    if not boxes:
+        return
+    producers: dict[str, list[str]] = defaultdict(list)
+    consumers: dict[str, list[str]] = defaultdict(list)
+    for e in graph.edges:
+        producers[e.dst].append(e.src)
+        consumers[e.src].append(e.dst)
+    joined: dict[str, list[str]] = defaultdict(list)
+    changed = True
+    while changed:
+        changed = False
+        for name, view in view_of.items():
+            if view != name:
+                continue
+            ins = {view_of.get(m) for m in producers[name]}
+            outs = {view_of.get(m) for m in consumers[name]}
+            shared = ins & outs & boxes.keys()
+            if len(shared) == 1 and not ((ins | outs) & boxes.keys()) - shared:
+                (box,) = shared
+                view_of[name] = box
+                joined[box].append(name)
+                changed = True
+    for key, extra in joined.items():
+        b = boxes[key]
+        boxes[key] = Box(b.key, b.path, b.module_class, b.nodes + tuple(extra), b.run,
+                         between=len(extra))
+
+
+@dataclass(frozen=True)
+class RunDecisions:
+    """The fusion decisions inside the blocks of a run, matched block to block."""
+
+    blocks: int
+    same: int  # decisions taken the same way in every block
+    differ: tuple[tuple[str, dict[str, tuple[str, ...]]], ...]  # (pair in the first
+    # block, outcome -> blocks), for decisions that differ between blocks
+
+
+def run_decisions(graph: Graph, tree: ModuleTree, run: Run) -> RunDecisions:
+    """Each candidate pair lying inside one block of ``run``, keyed by the positions of
+    its nodes within that block (the same pair in every block has the same key), with
+    the last outcome it got in each block."""
+    local: dict[str, tuple[str, int]] = {}
+    for path in run.paths:
+        for k, m in enumerate(tree.members[path]):
+            local[m] = (path, k)
+    outcomes: dict[tuple, dict[str, str]] = defaultdict(dict)
+    for r in graph.rounds:
+        for c in r.candidates:
+            where = {local[m][0] for m in (*c.a, *c.b) if m in local}
+            if len(where) != 1 or not all(m in local for m in (*c.a, *c.b)):
+                continue
+            key = (tuple(sorted(local[m][1] for m in c.a)), tuple(sorted(local[m][1] for m in c.b)))
+            outcomes[frozenset(key)][where.pop()] = c.outcome
+    first = tree.members[run.paths[0]]
+    same, differ = 0, []
+    for key, by_block in outcomes.items():
+        seen = {by_block.get(p, "not a candidate") for p in run.paths}
+        if len(seen) == 1:
+            same += 1
+            continue
+        groups = sorted(key, key=lambda g: g)
+        pair = " + ".join("+".join(first[i] for i in g) for g in groups)
+        split: dict[str, list[str]] = defaultdict(list)
+        for p in run.paths:
+            split[by_block.get(p, "not a candidate")].append(p)
+        differ.append((pair, {o: tuple(ps) for o, ps in split.items()}))
+    return RunDecisions(len(run.paths), same, tuple(differ))

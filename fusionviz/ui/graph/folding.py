@@ -1,0 +1,208 @@
+"""Which modules the graph view shows collapsed or folded, and the view that makes.
+
+One ``Folding`` per graph view. It keeps the user's choices for the graph shown
+(collapsed module paths, folded runs of repeated blocks, modules opened from a box),
+builds the ``ModuleView`` the view lays out, and maps what the rest of the app names
+by pre-fusion node (selection, fusion steps) onto the visible nodes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from fusionviz.model.module_view import (
+    Box,
+    ModuleTree,
+    ModuleView,
+    Run,
+    RunDecisions,
+    module_view,
+    repeated_runs,
+    run_decisions,
+)
+from fusionviz.model.palette import NO_KERNEL_COLOR
+from fusionviz.model.queries import kernel_of_node
+from fusionviz.model.trace import Graph
+
+FOLD_ABOVE = 150  # graphs with more nodes open with their repeated blocks folded
+HUB_FANOUT = 8  # a node feeding more visible nodes is drawn with stubs, not edges
+
+
+class Folding:
+    def __init__(self) -> None:
+        self.graph: Graph | None = None
+        self.tree: ModuleTree | None = None
+        self.runs: list[Run] = []
+        self.collapsed: frozenset[str] = frozenset()
+        self.folded: tuple[Run, ...] = ()
+        self.opened: frozenset[str] = frozenset()  # modules opened from a box: framed
+        self.view: ModuleView | None = None
+        self.hubs: dict[str, tuple[str, ...]] = {}  # hub -> consumers, edges not drawn
+        self._decisions: dict[str, RunDecisions] = {}
+
+    # ---- state ----------------------------------------------------------------------
+    def set_graph(self, graph: Graph | None) -> None:
+        """A new graph: its module tree, its repeated blocks, the default folding."""
+        self.graph = graph
+        self.tree = ModuleTree(graph) if graph is not None else None
+        self.runs = repeated_runs(self.tree) if self.tree else []
+        self.collapsed, self.opened = frozenset(), frozenset()
+        self._decisions: dict[str, RunDecisions] = {}
+        big = graph is not None and len(graph.nodes) > FOLD_ABOVE
+        self.folded = tuple(self.runs) if big else ()
+        self._rebuild()
+
+    @property
+    def key(self) -> tuple:
+        """What the layout depends on (a layout is cached per graph and key)."""
+        return (self.collapsed, tuple(r.key for r in self.folded))
+
+    @property
+    def active(self) -> bool:
+        return bool(self.view and (self.view.boxes or self.hubs))
+
+    def collapse_to_depth(self, depth: int) -> bool:
+        """Every module ``depth`` levels down collapsed (0: everything expanded)."""
+        if not self.tree:
+            return False
+        self.collapsed = self.tree.at_depth(depth) if depth > 0 else frozenset()
+        self.folded, self.opened = (), frozenset()
+        self._rebuild()
+        return True
+
+    def expand_all(self) -> bool:
+        self.collapsed, self.folded, self.opened = frozenset(), (), frozenset()
+        self._rebuild()
+        return True
+
+    def fold_repeated(self) -> bool:
+        """Fold every run of repeated blocks (other collapsed modules stay)."""
+        if not self.runs:
+            return False
+        self.folded = tuple(self.runs)
+        self._rebuild()
+        return True
+
+    def expand(self, key: str) -> bool:
+        """Open box ``key``: a folded run becomes its blocks, each collapsed; a module
+        its children, collapsed where it has any."""
+        box = self.view.boxes.get(key) if self.view else None
+        if box is None:
+            return False
+        if box.run is not None:
+            self.folded = tuple(r for r in self.folded if r is not box.run)
+            self.collapsed = self.collapsed | frozenset(box.run.paths)
+        else:
+            kids = frozenset(self.tree.children.get(box.path, ()))
+            self.collapsed = (self.collapsed - {box.path}) | kids
+            self.opened = self.opened | {box.path}
+        self._rebuild()
+        return True
+
+    def collapse_around(self, node: str) -> str | None:
+        """Collapse the innermost module around ``node`` that is not collapsed yet (the
+        next one out when its own already is); returns its path."""
+        n = self.tree.nodes.get(node) if self.tree else None
+        if n is None or not n.module:
+            return None
+        parts = n.module.split(".")
+        paths = [".".join(parts[:k]) for k in range(len(parts), 0, -1)]
+        shown = self.view.view_of.get(node, node) if self.view else node
+        box = self.view.boxes.get(shown) if self.view else None
+        for path in paths:
+            if box is not None and (path == box.path or not box.path.startswith(path + ".")):
+                continue  # inside what is collapsed already: go further out
+            self.collapsed = (self.collapsed - {p for p in self.collapsed
+                                                if p.startswith(path + ".")}) | {path}
+            self.opened = frozenset(p for p in self.opened if not p.startswith(path))
+            self._rebuild()
+            return path
+        return None
+
+    def _rebuild(self) -> None:
+        if self.graph is None or self.tree is None:
+            self.view, self.hubs = None, {}
+            return
+        self.view = module_view(self.graph, self.tree, self.collapsed, self.folded)
+        self.hubs = _hubs(self.view)
+
+    # ---- what the view draws ------------------------------------------------------
+    def layout_edges(self) -> list[tuple[str, str]]:
+        """Edges to lay out: all but those of hubs (drawn as stubs)."""
+        if not self.hubs:
+            return self.view.edges
+        return [(a, b) for a, b in self.view.edges if a not in self.hubs]
+
+    def box_colors(self, colors: dict[str, str]) -> dict[str, list[str]]:
+        """Each box's kernel colors, most members first."""
+        kernel_of = kernel_of_node(self.graph)
+        out = {}
+        for key, box in self.view.boxes.items():
+            counts = Counter(colors.get(kernel_of[m].name, NO_KERNEL_COLOR)
+                             for m in box.nodes if m in kernel_of)
+            out[key] = [c for c, _ in counts.most_common()] or [NO_KERNEL_COLOR]
+        return out
+
+    def shown(self, names) -> list[str]:
+        """Visible nodes standing for ``names`` (pre-fusion nodes), in order, once each."""
+        if self.view is None or not self.view.boxes:
+            return list(names)
+        view_of = self.view.view_of
+        return list(dict.fromkeys(view_of.get(n, n) for n in names))
+
+    def map_step(self, groups, changed) -> tuple[list[tuple[str, ...]], list[str]]:
+        """A fusion step's groups and changed nodes in visible nodes. A box holds many
+        groups, so it joins none: a group reaching into a box is drawn around its
+        members outside (the box shows its kernels' colors); a box changed when
+        anything inside it did."""
+        if self.view is None or not self.view.boxes:
+            return groups, changed
+        view_of = self.view.view_of
+        mapped = [tuple(dict.fromkeys(v for v in (view_of.get(m, m) for m in g)
+                                      if v not in self.view.boxes)) for g in groups]
+        return mapped, list(dict.fromkeys(view_of.get(m, m) for m in changed))
+
+    def fused_inside(self, groups) -> dict[str, tuple[int, int]]:
+        """Per box at a step: (its pre-fusion nodes, the groups they are in now)."""
+        if self.view is None or not self.view.boxes:
+            return {}
+        group_of = {m: k for k, g in enumerate(groups) for m in g}
+        out = {}
+        for key, box in self.view.boxes.items():
+            out[key] = (len(box.nodes), len({group_of.get(m, m) for m in box.nodes}))
+        return out
+
+    def frames(self) -> list[tuple[str, list[str]]]:
+        """Opened modules and the visible nodes inside each (for titled frames)."""
+        if self.view is None or not self.opened:
+            return []
+        members = defaultdict(list)
+        for path in sorted(self.opened):
+            for m in self.tree.members.get(path, ()):
+                members[path].append(self.view.view_of.get(m, m))
+        return [(p, list(dict.fromkeys(v))) for p, v in members.items() if v]
+
+    def box(self, name: str) -> Box | None:
+        return self.view.boxes.get(name) if self.view else None
+
+    def decisions(self, box: Box) -> RunDecisions | None:
+        """How a folded run's blocks were fused, block against block (cached)."""
+        if box.run is None:
+            return None
+        if box.run.key not in self._decisions:
+            self._decisions[box.run.key] = run_decisions(self.graph, self.tree, box.run)
+        return self._decisions[box.run.key]
+
+
+def _hubs(view: ModuleView) -> dict[str, tuple[str, ...]]:
+    """Real nodes feeding more than HUB_FANOUT visible nodes (seeds, masks); a box's
+    many consumers are its outputs, drawn as edges."""
+    fanout = Counter(a for a, _ in view.edges)
+    hubs = {a for a, n in fanout.items() if n > HUB_FANOUT and a not in view.boxes}
+    if not hubs:
+        return {}
+    consumers = defaultdict(list)
+    for a, b in view.edges:
+        if a in hubs:
+            consumers[a].append(b)
+    return {a: tuple(bs) for a, bs in consumers.items()}
