@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 from fusionviz.model.names import main_ops
 from fusionviz.model.trace import Graph
 
 BOX = "▣ "  # view names of boxes start with it; node names never do
+NEAR = 0.85  # a sibling this close to a run's structure is folded with it (and flagged)
 
 
 @dataclass(frozen=True)
@@ -135,19 +137,36 @@ def repeated_runs(tree: ModuleTree, min_len: int = 2) -> list[Run]:
             if i < len(numbered) and sigs[i] == sigs[start]:
                 continue
             if i - start >= min_len:
+                # A neighbour that only lacks (or has) a few nodes is folded too, flagged:
+                # the first block's norm shares nodes with the embedding, so they are
+                # attributed to the model, not to the block.
+                lo = start - 1 if start > 0 and _near(sigs[start - 1], sigs[start]) else start
+                hi = i + 1 if i < len(numbered) and _near(sigs[i], sigs[start]) else i
                 odd = tuple((numbered[j], _difference(sigs[j], sigs[start], numbered[start]))
                             for j in (start - 1, i) if 0 <= j < len(numbered))
-                runs.append(Run(parent, tuple(numbered[start:i]), odd))
+                runs.append(Run(parent, tuple(numbered[lo:hi]), odd))
             start = i
     return sorted(runs, key=lambda r: -len(r.paths))
 
 
+def _near(sig: tuple, ref: tuple) -> bool:
+    """``sig`` is ``ref`` but for a few nodes (at least 85% of both match, in order)."""
+    return SequenceMatcher(None, sig, ref, autojunk=False).ratio() >= NEAR
+
+
 def _difference(sig: tuple, ref: tuple, ref_path: str) -> str:
-    if len(sig) != len(ref):
-        more = len(sig) - len(ref)
-        return f"{abs(more)} {'more' if more > 0 else 'fewer'} nodes than {ref_path}"
-    k = next(i for i, (a, b) in enumerate(zip(sig, ref, strict=True)) if a != b)
-    return f"node {k + 1} differs from {ref_path}'s: {_entry(sig[k])} vs {_entry(ref[k])}"
+    """How a block's structure differs from the run's (``2 fewer nodes than h.1; 3
+    places differ``), naming the first place that does."""
+    ops = [op for op in SequenceMatcher(None, sig, ref, autojunk=False).get_opcodes()
+           if op[0] != "equal"]
+    more = len(sig) - len(ref)
+    count = f"{abs(more)} {'more' if more > 0 else 'fewer'} nodes than {ref_path}" if more \
+        else f"as many nodes as {ref_path}"
+    tag, i1, _i2, j1, _j2 = ops[0]
+    first = (f"{_entry(sig[i1])} where {ref_path} has {_entry(ref[j1])}" if tag == "replace"
+             else f"extra {_entry(sig[i1])}" if tag == "delete" else f"no {_entry(ref[j1])}")
+    places = f"{len(ops)} places differ" if len(ops) > 1 else "1 place differs"
+    return f"{count}; {places}, first: {first}"
 
 
 def _entry(e: tuple) -> str:
@@ -255,10 +274,14 @@ def run_decisions(graph: Graph, tree: ModuleTree, run: Run) -> RunDecisions:
     """Each candidate pair lying inside one block of ``run``, keyed by the positions of
     its nodes within that block (the same pair in every block has the same key), with
     the last outcome it got in each block."""
-    local: dict[str, tuple[str, int]] = {}
+    # A node's key in its block: what it is (inner module, kind, ops) and which of the
+    # block's nodes like it it is, so a block missing a node elsewhere still matches.
+    local: dict[str, tuple[str, tuple]] = {}
     for path in run.paths:
-        for k, m in enumerate(tree.members[path]):
-            local[m] = (path, k)
+        seen: Counter = Counter()
+        for m, entry in zip(tree.members[path], tree.signature(path), strict=True):
+            seen[entry] += 1
+            local[m] = (path, (entry, seen[entry]))
     outcomes: dict[tuple, dict[str, str]] = defaultdict(dict)
     for r in graph.rounds:
         for c in r.candidates:
@@ -267,7 +290,9 @@ def run_decisions(graph: Graph, tree: ModuleTree, run: Run) -> RunDecisions:
                 continue
             key = (tuple(sorted(local[m][1] for m in c.a)), tuple(sorted(local[m][1] for m in c.b)))
             outcomes[frozenset(key)][where.pop()] = c.outcome
-    first = tree.members[run.paths[0]]
+    name_of: dict[tuple, str] = {}  # a key's node in the first block that has it
+    for m, (_path, key) in local.items():
+        name_of.setdefault(key, m)
     same, differ = 0, []
     for key, by_block in outcomes.items():
         seen = {by_block.get(p, "not a candidate") for p in run.paths}
@@ -275,7 +300,7 @@ def run_decisions(graph: Graph, tree: ModuleTree, run: Run) -> RunDecisions:
             same += 1
             continue
         groups = sorted(key, key=lambda g: g)
-        pair = " + ".join("+".join(first[i] for i in g) for g in groups)
+        pair = " + ".join("+".join(name_of[k] for k in g) for g in groups)
         split: dict[str, list[str]] = defaultdict(list)
         for p in run.paths:
             split[by_block.get(p, "not a candidate")].append(p)

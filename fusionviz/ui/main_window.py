@@ -41,6 +41,7 @@ from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.graphs_list import GraphsList
 from fusionviz.ui.idle_work import IdleWork
 from fusionviz.ui.kernel.pane import KernelPane
+from fusionviz.ui.kernel.table import KernelTable
 from fusionviz.ui.ledger.pane import LedgerPane
 from fusionviz.ui.ledger.why_not import WhyNotDialog
 from fusionviz.ui.menus import build_menus
@@ -114,12 +115,14 @@ class MainWindow(QMainWindow):
         self.kernel_pane = KernelPane(self.state)
         self.details_pane = DetailsPane(self.state)
         self.charts_pane = ChartsPane(self.state)
+        self.kernel_table = KernelTable(self.state)
         self.docks = {
             "graphs": self._dock("Graphs", "dock_graphs", self.graphs_list, left),
             "notices": self._dock("Notices", "dock_notices", self.notices, left),
             "kernel": self._dock("Kernel", "dock_kernel", self.kernel_pane, right),
             "details": self._dock("Details", "dock_details", self.details_pane, right),
             "ledger": self._dock("Fusion ledger", "dock_ledger", self.ledger, bottom),
+            "kernels": self._dock("Kernels", "dock_kernels", self.kernel_table, bottom),
             "charts": self._dock("Charts", "dock_charts", self.charts_pane, bottom),
             "output": self._dock("Script output", "dock_output", self.output, bottom),
         }
@@ -484,7 +487,8 @@ class MainWindow(QMainWindow):
     def _arrange_docks(self) -> None:
         """The first-run layout: graphs left, kernel/details right, ledger/charts below."""
         for first, *others in ((self.docks["kernel"], self.docks["details"]),
-                               (self.docks["ledger"], self.docks["charts"], self.docks["output"])):
+                               (self.docks["ledger"], self.docks["kernels"], self.docks["charts"],
+                                self.docks["output"])):
             for dock in others:
                 self.tabifyDockWidget(first, dock)
             first.raise_()

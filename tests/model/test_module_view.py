@@ -27,10 +27,12 @@ IDS = ["gpt2-forward", "gpt2-backward", "llama-forward", "llama-backward"]
 def test_repeated_blocks_are_found_and_the_odd_first_block_is_flagged(graph):
     runs = repeated_runs(ModuleTree(graph))
     layers = 12 if graph in GPT2.graphs else 4
-    assert runs[0].paths == tuple(f"blocks.{i}" for i in range(1, layers))
-    assert runs[0].title == f"blocks.1–{layers - 1} ×{layers - 1}"
-    (odd, why), = runs[0].odd  # blocks.0 holds the embedding's side of the first norm
-    assert odd == "blocks.0" and "than blocks.1" in why
+    assert runs[0].paths == tuple(f"blocks.{i}" for i in range(layers))
+    assert runs[0].title == f"blocks.0–{layers - 1} ×{layers}"
+    # blocks.0 shares its first norm's nodes with the embedding (attributed to the
+    # model, not the block): folded with the others, and flagged
+    (odd, why), = runs[0].odd
+    assert odd == "blocks.0" and "than blocks.1" in why and "differ" in why
 
 
 @pytest.mark.parametrize("graph", GRAPHS, ids=IDS)
@@ -76,7 +78,11 @@ def test_decisions_inside_folded_blocks_are_matched_block_to_block():
     tree = ModuleTree(backward)
     run = repeated_runs(tree)[0]
     agreed = run_decisions(backward, tree, run)
-    assert agreed.blocks == 11 and agreed.same > 5 and agreed.differ == ()
+    assert agreed.blocks == 12 and agreed.same > 5
+    # blocks.0 lacks one node (attributed to the model): its pair is no candidate there
+    assert agreed.differ and all(
+        split["not a candidate"] == ("blocks.0",) and len(split) == 2
+        for _, split in agreed.differ)
     # the same graph with one block's fusion turned down: that decision now differs
     block = set(tree.members["blocks.5"])
     rounds = list(backward.rounds)
@@ -89,5 +95,5 @@ def test_decisions_inside_folded_blocks_are_matched_block_to_block():
             break
     changed = run_decisions(replace(backward, rounds=tuple(rounds)), tree, run)
     assert changed.same == agreed.same - 1
-    ((pair, split),) = changed.differ
-    assert split["rejected"] == ("blocks.5",) and len(split["fused"]) == 10
+    (pair, split), = [d for d in changed.differ if "rejected" in d[1]]
+    assert split["rejected"] == ("blocks.5",) and len(split["fused"]) == 11

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QImage
 
 from fusionviz.model.fusion_steps import fusion_steps
@@ -195,7 +195,10 @@ def test_hovering_a_node_shows_its_tooltip(view, qtbot):
     view.state.set_trace(synthetic_trace(40, seed=1))
     view.resetTransform()
     view.centerOn(view.node_scene_pos("op9"))
-    qtbot.mouseMove(view.viewport(), view.mapFromScene(view.node_scene_pos("op9")))
+    target = view.mapFromScene(view.node_scene_pos("op9"))
+    # from elsewhere first: a cursor already there (an earlier test's click) sends no move
+    qtbot.mouseMove(view.viewport(), target + QPoint(300, 300))
+    qtbot.mouseMove(view.viewport(), target)
     qtbot.waitUntil(QToolTip.isVisible, timeout=2000)
     assert "op9" in QToolTip.text() and view.kernel_of["op9"].name in QToolTip.text()
     QToolTip.hideText()

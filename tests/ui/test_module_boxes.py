@@ -16,7 +16,7 @@ from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.view_state import ViewState
 
 TRACE = load_trace(Path(__file__).resolve().parents[1] / "data" / "gpu_gpt2_train.json.gz")
-RUN = "▣ blocks.1–11 ×11"
+RUN = "▣ blocks.0–11 ×12"
 
 
 @pytest.fixture
@@ -43,11 +43,11 @@ def test_a_big_model_opens_with_its_repeated_blocks_folded_into_one_box(view):
     box, colors = paint.boxes[i]
     assert paint.category[i] == "module" and len(colors) > 3  # its kernels' colors
     title, sub = (t.text() for t in paint.label(i, QFontMetricsF(QFont())))
-    assert title.startswith("blocks.1–11 ×11") and sub.startswith(f"{len(box.nodes)} nodes")
-    assert box.title == "blocks.1–11 ×11" and box.module_class == "Block"
+    assert title.startswith("blocks.0–11 ×12") and sub.startswith(f"{len(box.nodes)} nodes")
+    assert box.title == "blocks.0–11 ×12" and box.module_class == "Block"
     tip = box_tooltip(box, "", view.kernel_of, view.folding.decisions(box))
     assert "blocks.0: 2 fewer nodes than blocks.1" in tip
-    assert "the same in all 11 blocks" in tip
+    assert "the same in all 12 blocks" in tip
 
 
 def test_stepping_says_what_fused_inside_a_box_and_marks_it_changed(view):
@@ -65,7 +65,7 @@ def test_stepping_says_what_fused_inside_a_box_and_marks_it_changed(view):
 def test_clicking_a_box_unfolds_it_and_a_block_opens_in_a_titled_frame(view, qtbot):
     click(view, qtbot, RUN)
     boxes = {b.path for b, _ in view.paint_data.boxes.values()}
-    assert boxes == {f"blocks.{k}" for k in range(1, 12)}
+    assert boxes == {f"blocks.{k}" for k in range(12)}
     click(view, qtbot, "▣ blocks.3")
     assert "▣ blocks.3.attn" in view.paint_data.index
     frames = [it for it in view.scene().items() if isinstance(it, FramesItem)]

@@ -84,6 +84,7 @@ class KernelTimeChart(ChartPage):
         super().__init__(state, parent)
         self._names: list[str] = []
         self._bars: KernelBars | None = None
+        self._plot, self._title = None, ""
         state.sig_kernel_changed.connect(self._on_kernel_changed)
 
     @property
@@ -99,9 +100,9 @@ class KernelTimeChart(ChartPage):
 
     def draw(self, graph: Graph | None) -> None:
         times = kernel_times(graph) if graph is not None else []
-        shown = times
-        if len(times) > MAX_BARS:  # thousands of labelled bars are an unreadable blot
-            shown = sorted(times, key=lambda t: -t[1])[:MAX_BARS]
+        # slowest first: the rows that fit are the ones that matter; thousands of
+        # labelled bars are an unreadable blot, so at most MAX_BARS
+        shown = sorted(times, key=lambda t: -t[1])[:MAX_BARS]
         self._names, self._bars = [name for name, _, _ in shown], None
         if not times:
             note = graph.timing.note if graph is not None and graph.timing else ""
@@ -114,6 +115,7 @@ class KernelTimeChart(ChartPage):
         if len(shown) < len(times):
             title += f" · the {len(shown)} slowest of {len(times)} kernels"
         plot.setTitle(title, color=self.foreground())
+        self._plot, self._title = plot, title
         colors = kernel_colors(graph.kernels)
         ms = [t for _, t, _ in shown]
         kernels = {k.name: k for k in graph.kernels}
@@ -137,6 +139,10 @@ class KernelTimeChart(ChartPage):
         top = max(-0.5, box.viewRange()[1][0])
         top = min(top, len(self._names) - 0.5 - rows)
         box.setYRange(top, top + rows, padding=0)
+        if self._plot is not None:  # never hide bars silently
+            more = len(self._names) - rows
+            self._plot.setTitle(self._title + (f" · {rows} rows shown, drag for {more} more"
+                                         if more > 0 else ""), color=self.foreground())
 
     def on_bar_clicked(self, row: int) -> None:
         if 0 <= row < len(self.names):

@@ -24,7 +24,7 @@ from fusionviz.model.palette import NO_KERNEL_COLOR
 from fusionviz.model.queries import kernel_of_node
 from fusionviz.model.trace import Graph
 
-FOLD_ABOVE = 150  # graphs with more nodes open with their repeated blocks folded
+FIRST_VIEW = 60  # a bigger graph opens folded and collapsed to show about this many items
 HUB_FANOUT = 8  # a node feeding more visible nodes is drawn with stubs, not edges
 
 
@@ -48,9 +48,22 @@ class Folding:
         self.runs = repeated_runs(self.tree) if self.tree else []
         self.collapsed, self.opened = frozenset(), frozenset()
         self._decisions: dict[str, RunDecisions] = {}
-        big = graph is not None and len(graph.nodes) > FOLD_ABOVE
-        self.folded = tuple(self.runs) if big else ()
+        self.folded = ()
+        if graph is not None and len(graph.nodes) > FIRST_VIEW:
+            self._first_view()
         self._rebuild()
+
+    def _first_view(self) -> None:
+        """Repeated blocks folded, and modules collapsed at the deepest depth that
+        leaves at most FIRST_VIEW items (the shallowest when none does)."""
+        self.folded = tuple(self.runs)
+        for depth in range(self.tree.max_depth, 0, -1):
+            self.collapsed = self.tree.at_depth(depth)
+            if len(module_view(self.graph, self.tree, self.collapsed, self.folded).names) \
+                    <= FIRST_VIEW:
+                return
+        if not self.tree:
+            self.collapsed = frozenset()
 
     @property
     def key(self) -> tuple:

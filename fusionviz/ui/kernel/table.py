@@ -1,0 +1,159 @@
+"""The kernel table: every kernel of the graph, sortable by any column, filterable;
+selecting a row selects the kernel (graph rings, code pane, chart outline)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fusionviz.model.report.formatting import byte_size
+from fusionviz.model.report.kernel_table import COLUMNS, kernel_rows, matches
+from fusionviz.ui.view_state import ViewState
+
+SORT = Qt.ItemDataRole.UserRole  # the raw value: numbers sort as numbers
+_ROOT = QModelIndex()
+
+
+def _text(key: str, value) -> str:
+    if value is None:
+        return ""
+    if key == "bytes":
+        return byte_size(value)
+    if key == "share":
+        return f"{value:.1f}"
+    if key == "gb_s":
+        return f"{value:.0f}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+class KernelTableModel(QAbstractTableModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list[dict] = []
+
+    def set_rows(self, rows: list[dict]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent=_ROOT) -> int:  # noqa: N802 (Qt override)
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=_ROOT) -> int:  # noqa: N802 (Qt override)
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        key = COLUMNS[index.column()][0]
+        value = self.rows[index.row()][key]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return _text(key, value)
+        if role == SORT:  # missing values sort below every number
+            return value if value is not None else (-1.0 if key not in ("name", "kind",
+                                                                       "module", "nodes") else "")
+        if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section][1]
+        return None
+
+
+class _Filter(QSortFilterProxyModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.text = ""
+        self.setSortRole(SORT)
+
+    def set_text(self, text: str) -> None:
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10; invalidateFilter is deprecated
+            self.beginFilterChange()
+            self.text = text.strip()
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self.text = text.strip()
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, row: int, parent) -> bool:  # noqa: N802 (Qt override)
+        return not self.text or matches(self.sourceModel().rows[row], self.text)
+
+
+class KernelTable(QWidget):
+    """Filter box, count and the sortable table of the current graph's kernels."""
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.model = KernelTableModel(self)
+        self.proxy = _Filter(self)
+        self.proxy.setSourceModel(self.model)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("filter by kernel, kind, op, module or node…")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._on_filter)
+        self.count = QLabel()
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        # slowest first until the user sorts otherwise (the sort survives graph changes)
+        self.table.horizontalHeader().setSortIndicator(4, Qt.SortOrder.DescendingOrder)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(2, 2, 2, 2)
+        box.addWidget(self.filter)
+        box.addWidget(self.count)
+        box.addWidget(self.table, 1)
+        state.sig_graph_changed.connect(self._reload)
+        state.sig_trace_changed.connect(self._reload)
+        state.sig_kernel_changed.connect(self._on_kernel_changed)
+        self._reload()
+
+    def _reload(self, *_args) -> None:
+        graph = self.state.graph
+        self.model.set_rows(kernel_rows(graph) if graph is not None else [])
+        self.table.resizeColumnsToContents()
+        for col in range(len(COLUMNS)):
+            self.table.setColumnWidth(col, min(self.table.columnWidth(col), 320))
+        self._on_filter()
+
+    def _on_filter(self, *_args) -> None:
+        self.proxy.set_text(self.filter.text())
+        shown, total = self.proxy.rowCount(), self.model.rowCount()
+        self.count.setText(f"{total} kernels" if shown == total else f"{shown} of {total} kernels")
+
+    def shown_names(self) -> list[str]:
+        """Kernel names in the order shown (sorted and filtered)."""
+        return [self.proxy.index(r, 0).data() for r in range(self.proxy.rowCount())]
+
+    def select_row(self, row: int) -> None:
+        self.table.selectRow(row)
+
+    def _on_row(self, current, _previous) -> None:
+        if current.isValid():
+            name = self.proxy.index(current.row(), 0).data()
+            if name != self.state.kernel:
+                self.state.select_kernel(name)
+
+    def _on_kernel_changed(self, name: str) -> None:
+        for r in range(self.proxy.rowCount()):
+            if self.proxy.index(r, 0).data() == name:
+                if self.table.currentIndex().row() != r:
+                    self.table.selectRow(r)
+                return

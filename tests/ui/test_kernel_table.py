@@ -1,0 +1,67 @@
+"""The kernel table on a real GPT-2 train step (H100): sorts by every column, filters,
+and selecting a row selects the kernel everywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from fusionviz.model.report.kernel_table import COLUMNS, kernel_rows
+from fusionviz.model.tracefile.io import load_trace
+from fusionviz.ui.kernel.table import SORT, KernelTable
+from fusionviz.ui.view_state import ViewState
+
+TRACE = load_trace(Path(__file__).resolve().parents[1] / "data" / "gpu_gpt2_train.json.gz")
+
+
+@pytest.fixture
+def table(qtbot):
+    state = ViewState()
+    t = KernelTable(state)
+    qtbot.addWidget(t)
+    state.set_trace(TRACE)
+    return t
+
+
+def test_it_opens_slowest_first_with_every_kernel(table):
+    forward = TRACE.graphs[0]
+    names = table.shown_names()
+    assert sorted(names) == sorted(k.name for k in forward.kernels)
+    ms = {k.name: k.ms for k in forward.kernels}
+    assert ms[names[0]] == max(ms.values())
+    assert table.count.text() == f"{len(forward.kernels)} kernels"
+
+
+@pytest.mark.parametrize("column", range(len(COLUMNS)), ids=[c[0] for c in COLUMNS])
+def test_every_column_sorts_by_its_value(table, column):
+    table.table.sortByColumn(column, Qt.SortOrder.AscendingOrder)
+    proxy = table.proxy
+    values = [proxy.index(r, column).data(SORT) for r in range(proxy.rowCount())]
+    assert values == sorted(values)
+    table.table.sortByColumn(column, Qt.SortOrder.DescendingOrder)
+    values = [proxy.index(r, column).data(SORT) for r in range(proxy.rowCount())]
+    assert values == sorted(values, reverse=True)
+
+
+def test_filtering_by_module_and_selecting_a_row_selects_the_kernel(table, qtbot):
+    table.filter.setText("attn.qkv")
+    rows = [r for r in kernel_rows(TRACE.graphs[0]) if "attn.qkv" in r["module"]]
+    assert rows and sorted(table.shown_names()) == sorted(r["name"] for r in rows)
+    assert table.count.text() == f"{len(rows)} of {len(TRACE.graphs[0].kernels)} kernels"
+    with qtbot.waitSignal(table.state.sig_kernel_changed) as blocker:
+        table.select_row(0)
+    assert blocker.args == [table.shown_names()[0]]
+    # a kernel chosen elsewhere is selected in the table
+    table.filter.clear()
+    other = table.shown_names()[5]
+    table.state.select_kernel(other)
+    assert table.shown_names()[table.table.currentIndex().row()] == other
+
+
+def test_rows_say_where_in_the_model_and_how_fast(table):
+    rows = kernel_rows(TRACE.graphs[0])
+    assert sum(r["share"] for r in rows if r["share"]) == pytest.approx(100.0)
+    qkv = next(r for r in rows if r["module"] == "blocks.*.attn.qkv")
+    assert qkv["launches"] == 12 and qkv["gb_s"] > 0 and len(qkv["nodes"].split(", ")) == 12
