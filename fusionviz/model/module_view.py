@@ -229,9 +229,10 @@ def module_view(graph: Graph, tree: ModuleTree, collapsed: frozenset[str] = froz
 
 
 def _absorb_between(graph: Graph, view_of: dict[str, str], boxes: dict[str, Box]) -> None:
-    """Move into a box the visible nodes that sit between its nodes: with a producer
-    and a consumer in the box, and no neighbour in another box (repeated, so chains of
-    such nodes follow: a residual add, then the next block's norm)."""
+    """Move into a box the visible nodes that sit between its nodes (a producer and a
+    consumer in the box, no neighbour in another box), and the ends that only the box
+    feeds or that only feed it (repeated, so chains of such nodes follow: a residual
+    add, then the next block's norm)."""
     if not boxes:
         return
     producers: dict[str, list[str]] = defaultdict(list)
@@ -248,8 +249,11 @@ def _absorb_between(graph: Graph, view_of: dict[str, str], boxes: dict[str, Box]
                 continue
             ins = {view_of.get(m) for m in producers[name]}
             outs = {view_of.get(m) for m in consumers[name]}
-            shared = ins & outs & boxes.keys()
-            if len(shared) == 1 and not ((ins | outs) & boxes.keys()) - shared:
+            # between the box's nodes, or an end computed from the box alone (a value
+            # saved for backward), or a start feeding only the box
+            shared = (ins & outs if ins and outs else ins or outs) & boxes.keys()
+            if len(shared) == 1 and not ((ins | outs) & boxes.keys()) - shared \
+                    and (ins and outs or (ins | outs) == shared):
                 (box,) = shared
                 view_of[name] = box
                 joined[box].append(name)

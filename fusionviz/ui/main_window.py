@@ -37,6 +37,7 @@ from fusionviz.ui import export
 from fusionviz.ui.charts.pane import ChartsPane
 from fusionviz.ui.details_pane import DetailsPane
 from fusionviz.ui.fusion_stepper import FusionStepper
+from fusionviz.ui.graph.outline import ModuleOutline
 from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.graphs_list import GraphsList
 from fusionviz.ui.idle_work import IdleWork
@@ -116,8 +117,10 @@ class MainWindow(QMainWindow):
         self.details_pane = DetailsPane(self.state)
         self.charts_pane = ChartsPane(self.state)
         self.kernel_table = KernelTable(self.state)
+        self.module_outline = ModuleOutline(self.state, self.graph_view)
         self.docks = {
             "graphs": self._dock("Graphs", "dock_graphs", self.graphs_list, left),
+            "modules": self._dock("Modules", "dock_modules", self.module_outline, left),
             "notices": self._dock("Notices", "dock_notices", self.notices, left),
             "kernel": self._dock("Kernel", "dock_kernel", self.kernel_pane, right),
             "details": self._dock("Details", "dock_details", self.details_pane, right),

@@ -48,6 +48,8 @@ def menu_entries(window) -> tuple:
         ("&Modules", "collapse_module", "&Collapse Module Around Selection (again: next out)",
          "C", view.collapse_selected_module),
         ("&Modules", "expand_all", "Expand &All Modules", "0", view.expand_all_modules),
+        ("&Modules", "focus", "F&ocus on Selection (its 2-hop neighbourhood; again: all)",
+         "Shift+F", view.focus_selection),
         ("&Modules", SEPARATOR),
         *(("&Modules", f"depth_{k}", f"Collapse Modules to Depth &{k}", str(k),
            functools.partial(view.collapse_to_depth, k)) for k in (1, 2, 3, 4)),

@@ -106,3 +106,59 @@ def test_a_seed_feeding_many_nodes_gets_stubs_and_rings_its_consumers(view):
     view.click_node(seed)
     assert sorted(view.overlay.consumers) == sorted(index[c] for c in hubs[seed])
     assert np.isfinite(view.paint_data.x).all()
+
+
+def test_folding_commands_keep_the_selection_and_the_step(view):
+    node = next(n.name for n in TRACE.graphs[0].nodes if n.module == "blocks.3.mlp.fc")
+    view.state.set_step(2)
+    view.click_node(node)
+    for command in (lambda: view.expand_box(RUN), lambda: view.collapse_to_depth(2),
+                    view.fold_repeated_blocks, view.collapse_selected_module,
+                    view.expand_all_modules, view.focus_selection, view.focus_selection):
+        command()
+        assert view.state.selected_nodes == (node,) and view.state.step == 2
+        assert view.overlay.selected == view._ids([node]) != []
+
+
+def test_find_by_module_path_marks_the_box_holding_it(view):
+    hits = view.find("blocks.3.attn")
+    assert hits == [RUN]  # folded: the matches are inside the ×12 box
+    view.expand_all_modules()
+    hits = view.find("blocks.3.attn")
+    nodes = {n.name for n in TRACE.graphs[0].nodes if n.module.startswith("blocks.3.attn")}
+    assert set(hits) >= nodes and len(hits) < 40
+
+
+def test_focus_shows_the_selection_and_its_two_hop_neighbourhood_then_all(view):
+    view.expand_all_modules()
+    node = next(n.name for n in TRACE.graphs[0].nodes if n.module == "blocks.5.ln2")
+    view.click_node(node)
+    view.focus_selection()
+    shown = set(view.paint_data.names)
+    assert node in shown and 3 < len(shown) < 40
+    near = {e.dst for e in TRACE.graphs[0].edges if e.src == node} | {
+        e.src for e in TRACE.graphs[0].edges if e.dst == node}
+    assert near <= shown
+    view.focus_selection()  # again: back to the whole graph
+    assert len(view.paint_data.names) == len(TRACE.graphs[0].nodes)
+
+
+def test_the_outline_follows_the_graph_and_drives_it(qtbot, view):
+    from fusionviz.ui.graph.outline import ModuleOutline
+
+    outline = ModuleOutline(view.state, view)
+    qtbot.addWidget(outline)
+    assert outline.items["blocks.7"].text(2) == "folded ×12"
+    assert outline.items["blocks.7.attn"].text(2) == "inside a box"
+    # clicking a module brings it out of the fold and rings its nodes
+    outline.itemClicked.emit(outline.items["blocks.7.attn"], 0)
+    assert "▣ blocks.7.attn" in view.paint_data.index
+    assert view.overlay.hits == [view.paint_data.index["▣ blocks.7.attn"]]
+    assert outline.items["blocks.7.attn"].text(2) == "collapsed"
+    outline.toggle("blocks.7.attn")  # open it
+    assert "▣ blocks.7.attn" not in view.paint_data.index
+    assert outline.items["blocks.7.attn"].text(2) == ""
+    # selecting a node in the graph selects its module in the outline
+    node = next(n.name for n in TRACE.graphs[0].nodes if n.module == "blocks.7.attn")
+    view.click_node(node)
+    assert outline.currentItem() is outline.items["blocks.7.attn"]

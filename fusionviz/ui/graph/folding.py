@@ -39,6 +39,7 @@ class Folding:
         self.view: ModuleView | None = None
         self.hubs: dict[str, tuple[str, ...]] = {}  # hub -> consumers, edges not drawn
         self._decisions: dict[str, RunDecisions] = {}
+        self.focus: tuple[tuple[str, ...], int] | None = None  # (nodes, hops) shown alone
 
     # ---- state ----------------------------------------------------------------------
     def set_graph(self, graph: Graph | None) -> None:
@@ -48,6 +49,7 @@ class Folding:
         self.runs = repeated_runs(self.tree) if self.tree else []
         self.collapsed, self.opened = frozenset(), frozenset()
         self._decisions: dict[str, RunDecisions] = {}
+        self.focus = None
         self.folded = ()
         if graph is not None and len(graph.nodes) > FIRST_VIEW:
             self._first_view()
@@ -68,7 +70,43 @@ class Folding:
     @property
     def key(self) -> tuple:
         """What the layout depends on (a layout is cached per graph and key)."""
-        return (self.collapsed, tuple(r.key for r in self.folded))
+        return (self.collapsed, tuple(r.key for r in self.folded), self.focus)
+
+    def set_focus(self, nodes, hops: int = 2) -> bool:
+        """Show only ``nodes`` and what lies within ``hops`` edges of them (None: all)."""
+        focus = (tuple(nodes), hops) if nodes else None
+        if focus == self.focus:
+            return False
+        self.focus = focus
+        self._rebuild()
+        return True
+
+    def reveal(self, path: str) -> bool:
+        """Open the folded runs and collapsed modules that hide module ``path``, so it
+        shows as its own box."""
+        if not self.tree or path not in self.tree.members:
+            return False
+        hidden_by = [r for r in self.folded if any(path == p or path.startswith(p + ".")
+                                                   for p in r.paths)]
+        outer = {c for c in self.collapsed if path.startswith(c + ".")}
+        if not hidden_by and not outer:
+            return False
+        self.folded = tuple(r for r in self.folded if r not in hidden_by)
+        # every collapsed ancestor opens into its children, down to the module's level
+        collapsed = set(self.collapsed) - outer
+        parts = path.split(".")
+        for k in range(1, len(parts)):
+            ancestor = ".".join(parts[:k])
+            collapsed |= {c for c in self.tree.children.get(ancestor, ())
+                          if not path.startswith(c + ".") and c != path}
+        collapsed |= {r for run in hidden_by for r in run.paths
+                      if not path.startswith(r + ".") and r != path}
+        # the module itself shows as one box (open it from there)
+        collapsed = {c for c in collapsed if not c.startswith(path + ".")} | {path}
+        self.collapsed = frozenset(collapsed)
+        self.opened = self.opened | {".".join(parts[:k]) for k in range(1, len(parts))}
+        self._rebuild()
+        return True
 
     @property
     def active(self) -> bool:
@@ -112,6 +150,17 @@ class Folding:
         self._rebuild()
         return True
 
+    def collapse(self, path: str) -> bool:
+        """Module ``path`` as one box (modules inside it were collapsed: now hidden)."""
+        if not self.tree or path not in self.tree.members:
+            return False
+        self.collapsed = frozenset(c for c in self.collapsed
+                                   if not c.startswith(path + ".")) | {path}
+        self.opened = frozenset(p for p in self.opened if p != path
+                                and not p.startswith(path + "."))
+        self._rebuild()
+        return True
+
     def collapse_around(self, node: str) -> str | None:
         """Collapse the innermost module around ``node`` that is not collapsed yet (the
         next one out when its own already is); returns its path."""
@@ -137,6 +186,8 @@ class Folding:
             self.view, self.hubs = None, {}
             return
         self.view = module_view(self.graph, self.tree, self.collapsed, self.folded)
+        if self.focus is not None:
+            self.view = _focused(self.view, *self.focus)
         self.hubs = _hubs(self.view)
 
     # ---- what the view draws ------------------------------------------------------
@@ -219,3 +270,21 @@ def _hubs(view: ModuleView) -> dict[str, tuple[str, ...]]:
         if a in hubs:
             consumers[a].append(b)
     return {a: tuple(bs) for a, bs in consumers.items()}
+
+
+def _focused(view: ModuleView, nodes: tuple[str, ...], hops: int) -> ModuleView:
+    """``view`` cut down to the visible nodes of ``nodes`` and their ``hops``-edge
+    neighbourhood (either direction)."""
+    around = defaultdict(set)
+    for a, b in view.edges:
+        around[a].add(b)
+        around[b].add(a)
+    keep = {view.view_of.get(n, n) for n in nodes}
+    frontier = set(keep)
+    for _ in range(hops):
+        frontier = {m for n in frontier for m in around[n]} - keep
+        keep |= frontier
+    edges = [(a, b) for a, b in view.edges if a in keep and b in keep]
+    return ModuleView([n for n in view.names if n in keep], edges,
+                      {e: view.edge_count[e] for e in edges}, view.view_of,
+                      {k: b for k, b in view.boxes.items() if k in keep})

@@ -201,7 +201,8 @@ def _layer_neighbours(x: np.ndarray, y: np.ndarray, w: float, gap: float) -> lis
 def matches(name: str, node, text: str) -> bool:
     if text in name.lower() or node is None:
         return text in name.lower()
-    fields = [*node.ops, node.extern_kernel, *(a.buffer for a in node.reads),
+    fields = [*node.ops, node.extern_kernel, node.module, node.module_class,
+              *(a.buffer for a in node.reads),
               *(a.buffer for a in node.writes), *(o.name for o in node.origins),
               *(o.target for o in node.origins)]
     return any(text in f.lower() for f in fields if f)

@@ -16,6 +16,7 @@ from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.layout.sugiyama import layout
 from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
 from fusionviz.model.queries import kernel_of_node
+from fusionviz.ui.graph.commands import ModuleCommands
 from fusionviz.ui.graph.decor import FramesItem, HubsItem, box_tooltip
 from fusionviz.ui.graph.folding import Folding
 from fusionviz.ui.graph.items import OverlayItem, build_tiles
@@ -29,13 +30,15 @@ ZOOM_STEP = 1.25
 MAX_SCALE = 4.0
 
 
-class GraphView(QGraphicsView):
+class GraphView(ModuleCommands, QGraphicsView):
     """Zoomable, searchable view of the current graph at the current fusion step."""
 
     sig_hits_changed = Signal(int)
     """A search finished; argument: number of matching nodes."""
     sig_zoomed = Signal()
     """The scale changed (zoom or fit); scrolling is seen on the scroll bars."""
+    sig_folding_changed = Signal()
+    """Modules were collapsed, expanded, folded, revealed or focused (or a new graph)."""
     sig_node_menu = Signal(str, QPoint)
     """Right click; arguments: the node under the mouse ("" for none), global position.
     A node not yet selected is selected first (added to a single selection, as a pair)."""
@@ -91,6 +94,7 @@ class GraphView(QGraphicsView):
             self.folding.set_graph(self.state.graph)
         self._rebuild()
         self.fit()
+        self.sig_folding_changed.emit()
 
     def _rebuild(self) -> None:
         """A new scene for the graph as the folding shows it."""
@@ -220,6 +224,12 @@ class GraphView(QGraphicsView):
         """Hex color the node's region and box are painted in at the current step."""
         return self.paint_data.region_color(self.paint_data.index[self.shown_as(name)])
 
+    def visible_pos(self, name: str) -> QPointF | None:
+        """Where ``name`` (or the box holding it) is drawn; None when it is not shown."""
+        i = self.paint_data.index.get(self.shown_as(name)) if self.paint_data else None
+        return None if i is None else QPointF(float(self.paint_data.x[i]),
+                                              float(self.paint_data.y[i]))
+
     def node_scene_pos(self, name: str) -> QPointF:
         i = self.paint_data.index[self.shown_as(name)]
         return QPointF(float(self.paint_data.x[i]), float(self.paint_data.y[i]))
@@ -238,6 +248,8 @@ class GraphView(QGraphicsView):
         self.state.select_kernel(kernel.name if kernel is not None else "")
 
     def _ids(self, names) -> list[int]:
+        if self.paint_data is None:
+            return []
         index = self.paint_data.index
         return [index[n] for n in self.folding.shown(names) if n in index]
 
@@ -284,17 +296,26 @@ class GraphView(QGraphicsView):
 
     # ---- search ---------------------------------------------------------------------
     def find(self, text: str) -> list[str]:
-        """Mark nodes whose name, buffers, ops or origins contain ``text``; show the first."""
+        """Mark nodes whose name, module path, buffers, ops or origins contain ``text``
+        (a node folded into a box marks the box); show the first."""
         text = text.strip().lower()
-        paint = self.paint_data
-        self._hits = [] if not text or paint is None else [
-            i for i, node in enumerate(paint.nodes) if matches(paint.names[i], node, text)
-        ]
+        paint, graph = self.paint_data, self.state.graph
+        found = [] if not text or paint is None or graph is None else [
+            n.name for n in graph.nodes if matches(n.name, n, text)]
+        found += [b for b in (paint.names if paint and text else ()) if text in b.lower()]
+        self._hits = sorted(set(self._ids(found)))
         self._hit_pos = -1
         self._update_overlay()
         self.sig_hits_changed.emit(len(self._hits))
         self.find_next()
         return [paint.names[i] for i in self._hits] if paint else []
+
+    def mark(self, names) -> None:
+        """Ring the visible nodes showing ``names`` (as search hits) and show them."""
+        self._hits = self._ids(names)
+        self._hit_pos = -1
+        self._update_overlay()
+        self.center_on(self._hits)
 
     def find_next(self) -> None:
         if self._hits:
@@ -340,54 +361,6 @@ class GraphView(QGraphicsView):
             self.zoom_out()
         else:
             super().keyPressEvent(event)
-
-    # ---- modules: collapse, expand, fold ---------------------------------------------
-    def collapse_to_depth(self, depth: int) -> None:
-        """Every module ``depth`` levels down shown as one box (0: all expanded)."""
-        self._refold(lambda: self.folding.collapse_to_depth(depth), fit=True)
-
-    def expand_all_modules(self) -> None:
-        self._refold(self.folding.expand_all, fit=True)
-
-    def fold_repeated_blocks(self) -> None:
-        self._refold(self.folding.fold_repeated, fit=True)
-
-    def expand_box(self, key: str = "") -> bool:
-        """Open box ``key``; by default the one under the mouse, else the one holding
-        the selected node."""
-        if not key:
-            if self._hover >= 0 and self._hover in self.paint_data.boxes:
-                key = self.paint_data.names[self._hover]
-            elif self.state.selected_nodes:
-                key = self.shown_as(self.state.selected_nodes[-1])
-        box = self.folding.box(key)
-        if box is None:
-            return False
-        return self._refold(lambda: self.folding.expand(key), focus=box.nodes[0])
-
-    def collapse_selected_module(self) -> bool:
-        """Collapse the module around the selected node (again: the next one out)."""
-        sel = self.state.selected_nodes
-        if not sel or self.paint_data is None:
-            return False
-        name = sel[-1]
-        return self._refold(lambda: self.folding.collapse_around(name), focus=name)
-
-    def _refold(self, change, focus: str = "", fit: bool = False) -> bool:
-        if self.state.graph is None:
-            return False
-        before = self.node_scene_pos(focus) if focus else None
-        on_screen = self.mapFromScene(before) if before is not None else None
-        if not change():
-            return False
-        self._rebuild()
-        if fit or on_screen is None:
-            self.fit()
-        else:  # keep what was clicked where it was on the screen
-            after = self.node_scene_pos(focus)
-            self.centerOn(after + (self.mapToScene(self.viewport().rect().center())
-                                   - self.mapToScene(on_screen)))
-        return True
 
     # ---- mouse --------------------------------------------------------------------------
     def _node_under(self, pos) -> int:

@@ -1,0 +1,113 @@
+"""The module outline: the graph's ``nn.Module`` tree beside the graph, in step with it.
+
+Each module shows its class, its node count and how the graph shows it now (folded
+with its siblings, collapsed into a box, or open). Clicking one brings it into view
+and rings its nodes; double-click (or Space) collapses or opens it. Selecting a node
+in the graph selects its module here.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
+
+from fusionviz.ui.view_state import ViewState
+
+PATH = Qt.ItemDataRole.UserRole
+
+
+class ModuleOutline(QTreeWidget):
+    def __init__(self, state: ViewState, view, parent=None) -> None:
+        super().__init__(parent)
+        self.state, self.view = state, view
+        self.setHeaderLabels(["module", "nodes", "shown as"])
+        self.setUniformRowHeights(True)
+        self.items: dict[str, QTreeWidgetItem] = {}
+        self._tree = None
+        view.sig_folding_changed.connect(self.refresh)
+        state.sig_selection_changed.connect(self._follow_selection)
+        self.itemClicked.connect(lambda item, _col: self.view.show_module(item.data(0, PATH)))
+        self.itemDoubleClicked.connect(lambda item, _col: self.toggle(item.data(0, PATH)))
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Rebuild for a new graph; otherwise update what each module is shown as."""
+        tree = self.view.folding.tree
+        if tree is not self._tree:
+            self._tree = tree
+            self._build(tree)
+        folding = self.view.folding
+        run_of = {p: r for r in folding.folded for p in r.paths}
+        for path, item in self.items.items():
+            item.setText(2, _shown_as(path, folding, run_of))
+
+    def _build(self, tree) -> None:
+        self.clear()
+        self.items = {}
+        if not tree:
+            item = QTreeWidgetItem(["(no module paths recorded)", "", ""])
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.addTopLevelItem(item)
+            return
+
+        def add(parent, path: str) -> None:
+            name = path.rsplit(".", 1)[-1]
+            cls = tree.module_class.get(path, "")
+            item = QTreeWidgetItem([name + (f" ({cls})" if cls else ""),
+                                    str(len(tree.members[path])), ""])
+            item.setData(0, PATH, path)
+            item.setToolTip(0, path)
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight)
+            parent.addChild(item) if parent is not None else self.addTopLevelItem(item)
+            self.items[path] = item
+            for child in sorted(tree.children.get(path, ()), key=_order):
+                add(item, child)
+
+        for top in sorted(tree.children.get("", ()), key=_order):
+            add(None, top)
+        for item in self.items.values():
+            item.setExpanded(tree.depth(item.data(0, PATH)) < 2)
+        self.resizeColumnToContents(0)
+
+    def toggle(self, path: str) -> None:
+        """Collapse module ``path``; if it is collapsed or folded, open it."""
+        if path:
+            self.view.toggle_module(path)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        item = self.currentItem()
+        if item is not None and event.key() == Qt.Key.Key_Space:
+            self.toggle(item.data(0, PATH))
+        elif item is not None and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.view.show_module(item.data(0, PATH))
+        else:
+            super().keyPressEvent(event)
+
+    def _follow_selection(self) -> None:
+        sel = self.state.selected_nodes
+        tree = self.view.folding.tree
+        node = tree.nodes.get(sel[-1]) if sel and tree else None
+        item = self.items.get(node.module) if node is not None else None
+        if item is not None:
+            self.blockSignals(True)
+            self.setCurrentItem(item)
+            self.scrollToItem(item)
+            self.blockSignals(False)
+
+
+def _order(path: str):
+    last = path.rsplit(".", 1)[-1]
+    return (0, int(last), "") if last.isdigit() else (1, 0, last)
+
+
+def _shown_as(path: str, folding, run_of: dict) -> str:
+    if path in run_of:
+        return f"folded {run_of[path].title.split(' ')[-1]}"
+    if path in folding.collapsed:
+        hidden = any(path.startswith(c + ".") for c in folding.collapsed) or any(
+            path.startswith(p + ".") for p in run_of)
+        return "inside a box" if hidden else "collapsed"
+    if any(path.startswith(c + ".") for c in folding.collapsed) or any(
+            path.startswith(p + ".") for p in run_of):
+        return "inside a box"
+    return ""
