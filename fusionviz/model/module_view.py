@@ -19,7 +19,8 @@ from fusionviz.model.names import main_ops
 from fusionviz.model.trace import Graph
 
 BOX = "▣ "  # view names of boxes start with it; node names never do
-NEAR = 0.85  # a sibling this close to a run's structure is folded with it (and flagged)
+NEAR = 0.85  # siblings without a class this close in structure are folded (and flagged)
+SAME_SHAPE = 0.6  # ... or with this share of their submodule names in common
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,12 @@ class ModuleTree:
                 return path
         return None
 
+    def submodules(self, path: str) -> frozenset[str]:
+        """The module's descendants, relative to it, with their classes where known."""
+        n = len(path) + 1
+        return frozenset(f"{c[n:]}:{self.module_class.get(c, '')}" for c in self.members
+                         if c.startswith(path + "."))
+
     def signature(self, path: str) -> tuple:
         """The structure of a module: its nodes' inner module paths, kinds and ops."""
         n, nodes = len(path) + 1, self.nodes
@@ -120,10 +127,13 @@ class ModuleTree:
 
 
 def repeated_runs(tree: ModuleTree, min_len: int = 2) -> list[Run]:
-    """Runs of consecutive numbered siblings with one structure, longest first.
+    """Runs of consecutive numbered siblings (``h.0`` … ``h.11``), longest first.
 
-    A sibling next to a run that differs from it (the first block often absorbs an
-    embedding's nodes) is listed in the run's ``odd`` with what differs.
+    Siblings of one class run the same code: they form a run even where the compiler
+    partitioned them differently (a block's first norm fused with the previous
+    block's residual add is attributed to the parent). Without a class, siblings of
+    one structure (or nearly, see ``NEAR``) do. Blocks whose structure differs from
+    the run's most common one are listed in ``odd`` with how they differ.
     """
     runs = []
     for parent, kids in tree.children.items():
@@ -131,22 +141,34 @@ def repeated_runs(tree: ModuleTree, min_len: int = 2) -> list[Run]:
                           key=lambda k: int(k.rsplit(".", 1)[-1]))
         if len(numbered) < min_len:
             continue
+        classes = [tree.module_class.get(k, "") for k in numbered]
         sigs = [tree.signature(k) for k in numbered]
-        start = 0
-        for i in range(1, len(numbered) + 1):
-            if i < len(numbered) and sigs[i] == sigs[start]:
-                continue
-            if i - start >= min_len:
-                # A neighbour that only lacks (or has) a few nodes is folded too, flagged:
-                # the first block's norm shares nodes with the embedding, so they are
-                # attributed to the model, not to the block.
-                lo = start - 1 if start > 0 and _near(sigs[start - 1], sigs[start]) else start
-                hi = i + 1 if i < len(numbered) and _near(sigs[i], sigs[start]) else i
-                odd = tuple((numbered[j], _difference(sigs[j], sigs[start], numbered[start]))
-                            for j in (start - 1, i) if 0 <= j < len(numbered))
-                runs.append(Run(parent, tuple(numbered[lo:hi]), odd))
-            start = i
+        shapes = [tree.submodules(k) for k in numbered]
+        kinds = list(zip(classes, sigs, shapes, strict=True))
+        i = 0
+        while i < len(numbered):
+            j = i + 1
+            while j < len(numbered) and _alike(kinds[i], kinds[j]):
+                j += 1
+            if j - i >= min_len:
+                common = Counter(sigs[i:j]).most_common(1)[0][0]
+                ref = numbered[i + sigs[i:j].index(common)]
+                odd = tuple((numbered[k], _difference(sigs[k], common, ref))
+                            for k in range(i, j) if sigs[k] != common)
+                runs.append(Run(parent, tuple(numbered[i:j]), odd))
+            i = j
     return sorted(runs, key=lambda r: -len(r.paths))
+
+
+def _alike(a: tuple, b: tuple) -> bool:
+    """Two siblings' (class, signature, submodules) say they run the same code."""
+    if a[0] and b[0]:
+        return a[0] == b[0]
+    return a[1] == b[1] or _near(a[1], b[1]) or _jaccard(a[2], b[2]) >= SAME_SHAPE
+
+
+def _jaccard(a: frozenset, b: frozenset) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
 
 
 def _near(sig: tuple, ref: tuple) -> bool:
