@@ -6,6 +6,11 @@ docs/screenshot-gpu.png: the main window on ``tests/data/gpu_mlp_block.json.gz``
 backward graph at fusion round 1 with the first fused kernel selected.
 docs/compare-gpu.png: the comparison view of ``tests/data/experiments/gpu_sweep_mlp_block``
 (all rounds vs no fusion).
+docs/gpt2-first-view.png: ``tests/data/gpu_gpt2_train.json.gz``'s forward graph as it
+opens (repeated blocks folded), at the final step.
+docs/gpt2-block-round1.png: the same with the blocks unfolded and blocks.3 opened, at
+fusion round 1, with the ledger.
+docs/kernel-table.png: its kernel table, sorted by time, beside the kernel's source.
 """
 
 from __future__ import annotations
@@ -45,6 +50,24 @@ def main() -> int:
     state.select_nodes((fused.nodes[0],))
     settle(app)
     win.grab().save(str(ROOT / "docs/screenshot-gpu.png"))
+    assert win.open_trace(str(ROOT / "tests/data/gpu_gpt2_train.json.gz"))
+    state.set_step(len(state.steps) - 1)
+    settle(app)
+    win.grab().save(str(ROOT / "docs/gpt2-first-view.png"))
+    gv = win.graph_view
+    state.set_step(1)
+    gv.expand_box(next(b.key for b, _ in gv.paint_data.boxes.values() if b.run))
+    gv.expand_box("▣ blocks.3")
+    gv.resetTransform()
+    gv.scale(0.55, 0.55)
+    gv.centerOn(gv.visible_pos("▣ blocks.3.attn"))
+    win.docks["ledger"].raise_()
+    settle(app)
+    win.grab().save(str(ROOT / "docs/gpt2-block-round1.png"))
+    win.docks["kernels"].raise_()
+    win.kernel_table.select_row(0)
+    settle(app)
+    win.grab().save(str(ROOT / "docs/kernel-table.png"))
     view = win.experiments.open_experiment(str(ROOT / "tests/data/experiments/gpu_sweep_mlp_block"))
     view.resize(1600, 1000)
     settle(app)
@@ -52,7 +75,8 @@ def main() -> int:
     view.close()
     win.close()
     settle(app)
-    print("wrote docs/screenshot-gpu.png, docs/compare-gpu.png")
+    print("wrote docs/screenshot-gpu.png, docs/gpt2-first-view.png, docs/gpt2-block-round1.png,"
+          " docs/kernel-table.png, docs/compare-gpu.png")
     return 0
 
 

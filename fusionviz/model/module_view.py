@@ -11,9 +11,11 @@ real node went. Pure Python: the graph view, tests and reports share it.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import cached_property
 
 from fusionviz.model.names import main_ops
 from fusionviz.model.trace import Graph
@@ -72,6 +74,7 @@ class ModuleTree:
     """Module paths of one graph and the nodes each holds (its own and its children's)."""
 
     def __init__(self, graph: Graph) -> None:
+        self.graph = graph
         self.nodes = {n.name: n for n in graph.nodes}
         members: dict[str, list[str]] = defaultdict(list)
         self.module_class: dict[str, str] = {}
@@ -112,6 +115,34 @@ class ModuleTree:
             if path in among:
                 return path
         return None
+
+    def count_shown(self, collapsed: frozenset[str], folded: tuple[Run, ...]) -> int:
+        """How many items ``module_view`` shows at most (before nodes join boxes): one
+        per box, one per node outside every box; cheap, for choosing a first view."""
+        among = frozenset(collapsed) | {p for r in folded for p in r.paths}
+        run_of = {p: r.key for r in folded for p in r.paths}
+        items, boxes = 0, set()
+        for module, count in self.module_counts.items():
+            path = self.outermost(module, among) if module else None
+            if path is None:
+                items += count
+            else:
+                boxes.add(run_of.get(path, path))
+        return items + len(boxes)
+
+    @cached_property
+    def module_counts(self) -> Counter:
+        return Counter(n.module for n in self.graph.nodes)
+
+    @cached_property
+    def adjacency(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """(producers, consumers) of every node."""
+        producers: dict[str, list[str]] = defaultdict(list)
+        consumers: dict[str, list[str]] = defaultdict(list)
+        for e in self.graph.edges:
+            producers[e.dst].append(e.src)
+            consumers[e.src].append(e.dst)
+        return producers, consumers
 
     def submodules(self, path: str) -> frozenset[str]:
         """The module's descendants, relative to it, with their classes where known."""
@@ -164,7 +195,7 @@ def _alike(a: tuple, b: tuple) -> bool:
     """Two siblings' (class, signature, submodules) say they run the same code."""
     if a[0] and b[0]:
         return a[0] == b[0]
-    return a[1] == b[1] or _near(a[1], b[1]) or _jaccard(a[2], b[2]) >= SAME_SHAPE
+    return a[1] == b[1] or _jaccard(a[2], b[2]) >= SAME_SHAPE or _near(a[1], b[1])
 
 
 def _jaccard(a: frozenset, b: frozenset) -> float:
@@ -177,18 +208,19 @@ def _near(sig: tuple, ref: tuple) -> bool:
 
 
 def _difference(sig: tuple, ref: tuple, ref_path: str) -> str:
-    """How a block's structure differs from the run's (``2 fewer nodes than h.1; 3
-    places differ``), naming the first place that does."""
-    ops = [op for op in SequenceMatcher(None, sig, ref, autojunk=False).get_opcodes()
-           if op[0] != "equal"]
+    """How a block's structure differs from the run's (``2 fewer nodes than h.1;
+    first at node 5: ...``); linear, so a hundred blocks cost nothing."""
     more = len(sig) - len(ref)
     count = f"{abs(more)} {'more' if more > 0 else 'fewer'} nodes than {ref_path}" if more \
         else f"as many nodes as {ref_path}"
-    tag, i1, _i2, j1, _j2 = ops[0]
-    first = (f"{_entry(sig[i1])} where {ref_path} has {_entry(ref[j1])}" if tag == "replace"
-             else f"extra {_entry(sig[i1])}" if tag == "delete" else f"no {_entry(ref[j1])}")
-    places = f"{len(ops)} places differ" if len(ops) > 1 else "1 place differs"
-    return f"{count}; {places}, first: {first}"
+    k = next((i for i, (a, b) in enumerate(zip(sig, ref)) if a != b), min(len(sig), len(ref)))
+    if k < len(sig) and k < len(ref):
+        first = f"{_entry(sig[k])} where {ref_path} has {_entry(ref[k])}"
+    elif k < len(sig):
+        first = f"extra {_entry(sig[k])}"
+    else:
+        first = f"no {_entry(ref[k])}"
+    return f"{count}; first difference at node {k + 1}: {first}"
 
 
 def _entry(e: tuple) -> str:
@@ -213,34 +245,18 @@ def module_view(graph: Graph, tree: ModuleTree, collapsed: frozenset[str] = froz
                          if e.src != e.dst and e.src in known and e.dst in known)
         return ModuleView(names, list(counts), dict(counts), {n: n for n in names})
     run_of: dict[str, Run] = {p: r for r in folded for p in r.paths}
-    box_of_path: dict[str, str] = {}
     boxes: dict[str, Box] = {}
-    view_of: dict[str, str] = {}
-    names: list[str] = []
-    seen: set[str] = set()
     among = frozenset(collapsed) | frozenset(run_of)
+    # what each module path shows as: a box key or None (one lookup per distinct path)
+    shown: dict[str, str | None] = {"": None}
+    view_of: dict[str, str] = {}
     for n in graph.nodes:
-        path = tree.outermost(n.module, among) if n.module and among else None
-        if path is None:
-            view = n.name
-        elif path in run_of:
-            run = run_of[path]
-            view = run.key
-            if view not in boxes:
-                nodes = tuple(m for p in run.paths for m in tree.members[p])
-                boxes[view] = Box(view, run.paths[0], tree.module_class.get(run.paths[0], ""),
-                                  nodes, run)
-        else:
-            view = box_of_path.get(path)
-            if view is None:
-                view = box_of_path[path] = BOX + path
-                boxes[view] = Box(view, path, tree.module_class.get(path, ""),
-                                  tree.members[path])
-        view_of[n.name] = view
-        if view not in seen:
-            seen.add(view)
-            names.append(view)
-    _absorb_between(graph, view_of, boxes)
+        module = n.module
+        if module not in shown:
+            shown[module] = _box_for(tree, tree.outermost(module, among), run_of, boxes)
+        view_of[n.name] = shown[module] or n.name
+    names = list(dict.fromkeys(view_of.values()))
+    _absorb_between(graph, tree, view_of, boxes)
     names = [v for v in names if v in boxes or view_of.get(v) == v]
     counts: Counter = Counter()
     for e in graph.edges:
@@ -250,36 +266,56 @@ def module_view(graph: Graph, tree: ModuleTree, collapsed: frozenset[str] = froz
     return ModuleView(names, list(counts), dict(counts), view_of, boxes)
 
 
-def _absorb_between(graph: Graph, view_of: dict[str, str], boxes: dict[str, Box]) -> None:
+def _box_for(tree: ModuleTree, path: str | None, run_of: dict[str, Run],
+             boxes: dict[str, Box]) -> str | None:
+    """The key of the box showing module ``path`` (made on first use), None for none."""
+    if path is None:
+        return None
+    run = run_of.get(path)
+    key = run.key if run is not None else BOX + path
+    if key not in boxes:
+        if run is not None:
+            nodes = tuple(m for p in run.paths for m in tree.members[p])
+            boxes[key] = Box(key, run.paths[0], tree.module_class.get(run.paths[0], ""),
+                             nodes, run)
+        else:
+            boxes[key] = Box(key, path, tree.module_class.get(path, ""), tree.members[path])
+    return key
+
+
+def _absorb_between(graph: Graph, tree: ModuleTree, view_of: dict[str, str],
+                    boxes: dict[str, Box]) -> None:
     """Move into a box the visible nodes that sit between its nodes (a producer and a
     consumer in the box, no neighbour in another box), and the ends that only the box
     feeds or that only feed it (repeated, so chains of such nodes follow: a residual
     add, then the next block's norm)."""
     if not boxes:
         return
-    producers: dict[str, list[str]] = defaultdict(list)
-    consumers: dict[str, list[str]] = defaultdict(list)
-    for e in graph.edges:
-        producers[e.dst].append(e.src)
-        consumers[e.src].append(e.dst)
+    producers, consumers = tree.adjacency
     joined: dict[str, list[str]] = defaultdict(list)
-    changed = True
-    while changed:
-        changed = False
-        for name, view in view_of.items():
-            if view != name:
-                continue
-            ins = {view_of.get(m) for m in producers[name]}
-            outs = {view_of.get(m) for m in consumers[name]}
-            # between the box's nodes, or an end computed from the box alone (a value
-            # saved for backward), or a start feeding only the box
-            shared = (ins & outs if ins and outs else ins or outs) & boxes.keys()
-            if len(shared) == 1 and not ((ins | outs) & boxes.keys()) - shared \
-                    and (ins and outs or (ins | outs) == shared):
-                (box,) = shared
-                view_of[name] = box
-                joined[box].append(name)
-                changed = True
+    # candidates: visible nodes next to a box; a node that joins one makes its
+    # neighbours candidates again (a chain of them follows)
+    order = {n.name: k for k, n in enumerate(graph.nodes)}  # graph order: deterministic
+    todo = [order[name] for name, view in view_of.items() if view == name
+            and any(view_of.get(m) in boxes for m in (*producers[name], *consumers[name]))]
+    heapq.heapify(todo)
+    while todo:
+        name = graph.nodes[heapq.heappop(todo)].name
+        if view_of.get(name) != name:
+            continue
+        ins = {view_of.get(m) for m in producers[name]}
+        outs = {view_of.get(m) for m in consumers[name]}
+        # between the box's nodes, or an end computed from the box alone (a value
+        # saved for backward), or a start feeding only the box
+        shared = (ins & outs if ins and outs else ins or outs) & boxes.keys()
+        if len(shared) == 1 and not ((ins | outs) & boxes.keys()) - shared \
+                and (ins and outs or (ins | outs) == shared):
+            (box,) = shared
+            view_of[name] = box
+            joined[box].append(name)
+            for m in (*producers[name], *consumers[name]):
+                if view_of.get(m) == m:
+                    heapq.heappush(todo, order[m])
     for key, extra in joined.items():
         b = boxes[key]
         boxes[key] = Box(b.key, b.path, b.module_class, b.nodes + tuple(extra), b.run,

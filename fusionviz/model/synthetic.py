@@ -10,6 +10,7 @@ cover the final groups. Everything is drawn from one ``random.Random(seed)``.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from fusionviz.model.trace import (
     Access,
@@ -46,16 +47,22 @@ _MAX_GROUP = 8  # like config.max_fusion_size, keeps groups kernel-sized
 
 
 def synthetic_trace(
-    n_nodes: int, *, seed: int = 0, rounds: int = 3, chains: int | None = None
+    n_nodes: int, *, seed: int = 0, rounds: int = 3, chains: int | None = None,
+    blocks: int = 0,
 ) -> Trace:
     """A one-graph Trace of ``n_nodes`` scheduler nodes with ``rounds`` fusion rounds.
 
     ``chains`` parallel chains (default: about sqrt(n_nodes) / 3) set the shape:
-    few chains give the deep, narrow graphs of real models.
+    few chains give the deep, narrow graphs of real models. ``blocks`` > 0 gives the
+    nodes a module hierarchy: ``embed``, then ``layers.0`` … ``layers.{blocks-1}``
+    (each with ``norm``, ``attn.q``, ``attn.o``, ``mlp.fc1``, ``mlp.fc2`` by position),
+    then ``head``.
     """
     rng = random.Random(seed)
     width = chains if chains else max(1, int(n_nodes**0.5 / 3))
     nodes, edges, chain_prev = _build_nodes(max(0, n_nodes), width, rng)
+    if blocks > 0:
+        nodes = _with_modules(nodes, blocks)
     cat = {n.name: n.category for n in nodes}
     size = {n.name: n.bytes for n in nodes}
     groups: list[Group] = [(n.name,) for n in nodes]
@@ -92,6 +99,29 @@ def synthetic_trace(
         env={"torch": "synthetic", "device_name": "synthetic"},
         graphs=(graph,),
     )
+
+
+_PARTS = (("norm", "LayerNorm"), ("attn.q", "Linear"), ("attn.o", "Linear"),
+          ("mlp.fc1", "Linear"), ("mlp.fc2", "Linear"))
+
+
+def _with_modules(nodes: list[Node], blocks: int) -> list[Node]:
+    """``nodes`` placed in embed / layers.k.<part> / head by their position."""
+    n = len(nodes)
+    edge = max(1, n // 50)
+    per = max(1, (n - 2 * edge) // blocks)
+    out = []
+    for i, node in enumerate(nodes):
+        if i < edge:
+            module, cls = "embed", "Embedding"
+        elif i >= edge + per * blocks:
+            module, cls = "head", "Linear"
+        else:
+            k, at = divmod(i - edge, per)
+            part, cls = _PARTS[at * len(_PARTS) // per]
+            module = f"layers.{k}.{part}"
+        out.append(replace(node, module=module, module_class=cls))
+    return out
 
 
 def _build_nodes(n: int, width: int, rng: random.Random):

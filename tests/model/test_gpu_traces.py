@@ -177,4 +177,7 @@ def test_real_models_name_the_module_of_their_nodes_forward_and_backward(name):
         modules = {n.module for n in g.nodes if n.module}
         layers = {m.split(".")[1] for m in modules if m.startswith("blocks.")}
         assert len(layers) >= 4, (g.kind, sorted(modules)[:10])
-        assert sum(1 for n in g.nodes if n.module) > 0.9 * len(g.nodes)
+        # a node in a module (its path), or in the model itself (the root: no path, its
+        # class): all but the loss computed outside the model
+        placed = sum(1 for n in g.nodes if n.module or n.module_class)
+        assert placed >= 0.95 * len(g.nodes), (g.kind, placed, len(g.nodes))

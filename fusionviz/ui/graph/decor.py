@@ -120,7 +120,9 @@ def box_tooltip(box, note: str, kernel_of: dict, decisions=None) -> str:
     if box.run is not None:
         lines.append(f"{len(box.run.paths)} blocks of one structure, folded: "
                      + escape(", ".join(box.run.paths)))
-        lines += [f"<i>{escape(path)}: {escape(why)}</i>" for path, why in box.run.odd]
+        lines += [f"<i>{escape(path)}: {escape(why)}</i>" for path, why in box.run.odd[:4]]
+        if len(box.run.odd) > 4:
+            lines.append(f"<i>… and {len(box.run.odd) - 4} more blocks differ</i>")
     lines.append(f"{len(box.nodes)} nodes" + (f" ({box.between} between its blocks)"
                                               if box.between else ""))
     if note:

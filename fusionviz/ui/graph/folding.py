@@ -39,6 +39,8 @@ class Folding:
         self.view: ModuleView | None = None
         self.hubs: dict[str, tuple[str, ...]] = {}  # hub -> consumers, edges not drawn
         self._decisions: dict[str, RunDecisions] = {}
+        self._box_colors: dict[str, tuple] = {}
+        self._kernel_of = None
         self.focus: tuple[tuple[str, ...], int] | None = None  # (nodes, hops) shown alone
 
     # ---- state ----------------------------------------------------------------------
@@ -49,6 +51,8 @@ class Folding:
         self.runs = repeated_runs(self.tree) if self.tree else []
         self.collapsed, self.opened = frozenset(), frozenset()
         self._decisions: dict[str, RunDecisions] = {}
+        self._box_colors: dict[str, tuple] = {}  # box key -> (its node count, its colors)
+        self._kernel_of = None
         self.focus = None
         self.folded = ()
         if graph is not None and len(graph.nodes) > FIRST_VIEW:
@@ -59,10 +63,18 @@ class Folding:
         """Repeated blocks folded, and modules collapsed at the deepest depth that
         leaves at most FIRST_VIEW items (the shallowest when none does)."""
         self.folded = tuple(self.runs)
-        for depth in range(self.tree.max_depth, 0, -1):
-            self.collapsed = self.tree.at_depth(depth)
-            if len(module_view(self.graph, self.tree, self.collapsed, self.folded).names) \
-                    <= FIRST_VIEW:
+        self.collapsed = frozenset()
+        tree = self.tree
+        if tree.count_shown(self.collapsed, self.folded) <= FIRST_VIEW or (
+                self.folded and len(module_view(self.graph, tree, self.collapsed,
+                                                self.folded).names) <= FIRST_VIEW):
+            return  # folding alone is enough (nodes between the blocks join them)
+        # a module holding a folded run stays open: the ×N box says more than its box
+        holders = {p.rsplit(".", 1)[0] for r in self.folded for p in r.paths}
+        holders |= {h.rsplit(".", k)[0] for h in list(holders) for k in range(h.count(".") + 1)}
+        for depth in range(tree.max_depth, 0, -1):
+            self.collapsed = tree.at_depth(depth) - holders
+            if tree.count_shown(self.collapsed, self.folded) <= FIRST_VIEW:
                 return
         if not self.tree:
             self.collapsed = frozenset()
@@ -199,12 +211,18 @@ class Folding:
 
     def box_colors(self, colors: dict[str, str]) -> dict[str, list[str]]:
         """Each box's kernel colors, most members first."""
-        kernel_of = kernel_of_node(self.graph)
         out = {}
         for key, box in self.view.boxes.items():
-            counts = Counter(colors.get(kernel_of[m].name, NO_KERNEL_COLOR)
-                             for m in box.nodes if m in kernel_of)
-            out[key] = [c for c, _ in counts.most_common()] or [NO_KERNEL_COLOR]
+            hit = self._box_colors.get(key)
+            if hit is None or hit[0] != len(box.nodes):  # a box key holds the same nodes
+                if self._kernel_of is None:
+                    self._kernel_of = kernel_of_node(self.graph)
+                kernel_of = self._kernel_of
+                counts = Counter(colors.get(kernel_of[m].name, NO_KERNEL_COLOR)
+                                 for m in box.nodes if m in kernel_of)
+                hit = self._box_colors[key] = (
+                    len(box.nodes), [c for c, _ in counts.most_common()] or [NO_KERNEL_COLOR])
+            out[key] = hit[1]
         return out
 
     def shown(self, names) -> list[str]:
@@ -221,9 +239,15 @@ class Folding:
         anything inside it did."""
         if self.view is None or not self.view.boxes:
             return groups, changed
-        view_of = self.view.view_of
-        mapped = [tuple(dict.fromkeys(v for v in (view_of.get(m, m) for m in g)
-                                      if v not in self.view.boxes)) for g in groups]
+        view_of, boxes = self.view.view_of, self.view.boxes
+        mapped = []
+        for g in groups:
+            if len(g) < 2:  # a lone node draws no region
+                continue
+            shown = [view_of.get(m, m) for m in g]
+            if shown[0] in boxes and shown.count(shown[0]) == len(shown):
+                continue  # a group inside one box: the box shows it
+            mapped.append(tuple(dict.fromkeys(v for v in shown if v not in boxes)))
         return mapped, list(dict.fromkeys(view_of.get(m, m) for m in changed))
 
     def fused_inside(self, groups) -> dict[str, tuple[int, int]]:

@@ -57,6 +57,7 @@ class GraphView(ModuleCommands, QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.paint_data: GraphPaint | None = None
         self.kernel_of: dict = {}
+        self._kernels_of, self._colors = None, {}
         self._tiles: dict = {}
         self._tile_index = None
         self._layouts: dict[int, object] = {}
@@ -113,8 +114,10 @@ class GraphView(ModuleCommands, QGraphicsView):
 
     def _build(self, graph) -> None:
         lay = self._layout_of(graph)
-        self.kernel_of = kernel_of_node(graph)
-        colors = kernel_colors(graph.kernels)
+        if self._kernels_of is not graph:  # once per graph, not per fold
+            self.kernel_of, self._colors = kernel_of_node(graph), kernel_colors(graph.kernels)
+            self._kernels_of = graph
+        colors = self._colors
         folding = self.folding
         box_colors = folding.box_colors(colors)
         by_node = [box_colors[n][0] if n in box_colors else
