@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import cached_property
 
+import numpy as np
+
 from fusionviz.model.names import main_ops
 from fusionviz.model.trace import Graph
 
@@ -129,6 +131,39 @@ class ModuleTree:
             else:
                 boxes.add(run_of.get(path, path))
         return items + len(boxes)
+
+    @cached_property
+    def by_module(self) -> dict[str, list[str]]:
+        """Module path -> its own nodes (not its children's), in graph order."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for n in self.graph.nodes:
+            out[n.module].append(n.name)
+        return dict(out)
+
+    @cached_property
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.graph.nodes]
+
+    @cached_property
+    def order(self) -> dict[str, int]:
+        return {n: k for k, n in enumerate(self.node_names)}
+
+    @cached_property
+    def edge_src(self) -> np.ndarray:
+        return self._edge_index[0]
+
+    @cached_property
+    def edge_dst(self) -> np.ndarray:
+        return self._edge_index[1]
+
+    @cached_property
+    def _edge_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """Node indices of every edge between known nodes (self loops included)."""
+        index = {n: k for k, n in enumerate(self.node_names)}
+        pairs = [(index[e.src], index[e.dst]) for e in self.graph.edges
+                 if e.src in index and e.dst in index]
+        arr = np.asarray(pairs, np.int64).reshape(-1, 2)
+        return arr[:, 0], arr[:, 1]
 
     @cached_property
     def module_counts(self) -> Counter:
@@ -247,23 +282,32 @@ def module_view(graph: Graph, tree: ModuleTree, collapsed: frozenset[str] = froz
     run_of: dict[str, Run] = {p: r for r in folded for p in r.paths}
     boxes: dict[str, Box] = {}
     among = frozenset(collapsed) | frozenset(run_of)
-    # what each module path shows as: a box key or None (one lookup per distinct path)
-    shown: dict[str, str | None] = {"": None}
     view_of: dict[str, str] = {}
-    for n in graph.nodes:
-        module = n.module
-        if module not in shown:
-            shown[module] = _box_for(tree, tree.outermost(module, among), run_of, boxes)
-        view_of[n.name] = shown[module] or n.name
-    names = list(dict.fromkeys(view_of.values()))
-    _absorb_between(graph, tree, view_of, boxes)
-    names = [v for v in names if v in boxes or view_of.get(v) == v]
-    counts: Counter = Counter()
-    for e in graph.edges:
-        a, b = view_of.get(e.src), view_of.get(e.dst)
-        if a is not None and b is not None and a != b:
-            counts[(a, b)] += 1
-    return ModuleView(names, list(counts), dict(counts), view_of, boxes)
+    loose: list[str] = []  # nodes outside every box
+    for module, members in tree.by_module.items():  # one lookup per distinct module
+        key = _box_for(tree, tree.outermost(module, among), run_of, boxes) if module else None
+        if key is None:
+            view_of.update(zip(members, members))
+            loose += members
+        else:
+            view_of.update(dict.fromkeys(members, key))
+    _absorb_between(graph, tree, view_of, boxes, loose)
+    names = list(dict.fromkeys(view_of[n.name] for n in graph.nodes))
+    counts = _edge_counts(tree, view_of, names)
+    return ModuleView(names, list(counts), counts, view_of, boxes)
+
+
+def _edge_counts(tree: ModuleTree, view_of: dict[str, str], names: list[str]) -> dict:
+    """(src, dst) visible edge -> how many real edges it stands for (no self loops)."""
+    vid = {v: k for k, v in enumerate(names)}
+    node_vid = np.fromiter((vid[view_of[n]] for n in tree.node_names), np.int64,
+                           len(tree.node_names))
+    src, dst = node_vid[tree.edge_src], node_vid[tree.edge_dst]
+    keep = src != dst
+    pairs = src[keep] * len(names) + dst[keep]
+    uniq, count = np.unique(pairs, return_counts=True)
+    return {(names[p // len(names)], names[p % len(names)]): int(c)
+            for p, c in zip(uniq.tolist(), count.tolist(), strict=True)}
 
 
 def _box_for(tree: ModuleTree, path: str | None, run_of: dict[str, Run],
@@ -284,7 +328,7 @@ def _box_for(tree: ModuleTree, path: str | None, run_of: dict[str, Run],
 
 
 def _absorb_between(graph: Graph, tree: ModuleTree, view_of: dict[str, str],
-                    boxes: dict[str, Box]) -> None:
+                    boxes: dict[str, Box], loose: list[str]) -> None:
     """Move into a box the visible nodes that sit between its nodes (a producer and a
     consumer in the box, no neighbour in another box), and the ends that only the box
     feeds or that only feed it (repeated, so chains of such nodes follow: a residual
@@ -295,9 +339,9 @@ def _absorb_between(graph: Graph, tree: ModuleTree, view_of: dict[str, str],
     joined: dict[str, list[str]] = defaultdict(list)
     # candidates: visible nodes next to a box; a node that joins one makes its
     # neighbours candidates again (a chain of them follows)
-    order = {n.name: k for k, n in enumerate(graph.nodes)}  # graph order: deterministic
-    todo = [order[name] for name, view in view_of.items() if view == name
-            and any(view_of.get(m) in boxes for m in (*producers[name], *consumers[name]))]
+    order = tree.order  # graph order: deterministic
+    todo = [order[name] for name in loose
+            if any(view_of.get(m) in boxes for m in (*producers[name], *consumers[name]))]
     heapq.heapify(todo)
     while todo:
         name = graph.nodes[heapq.heappop(todo)].name

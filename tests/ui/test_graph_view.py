@@ -192,6 +192,7 @@ def test_incremental_restyle_paints_what_a_fresh_view_paints(view, qtbot):
 def test_hovering_a_node_shows_its_tooltip(view, qtbot):
     from PySide6.QtWidgets import QToolTip
 
+    QToolTip.hideText()  # one an earlier test left up would not show again
     view.state.set_trace(synthetic_trace(40, seed=1))
     view.resetTransform()
     view.centerOn(view.node_scene_pos("op9"))

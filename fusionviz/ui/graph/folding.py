@@ -41,6 +41,8 @@ class Folding:
         self._decisions: dict[str, RunDecisions] = {}
         self._box_colors: dict[str, tuple] = {}
         self._kernel_of = None
+        self._group_of: tuple = (None, {})
+        self._inside: dict[str, tuple[int, int]] = {}  # per box at the step of _group_of
         self.focus: tuple[tuple[str, ...], int] | None = None  # (nodes, hops) shown alone
 
     # ---- state ----------------------------------------------------------------------
@@ -254,10 +256,16 @@ class Folding:
         """Per box at a step: (its pre-fusion nodes, the groups they are in now)."""
         if self.view is None or not self.view.boxes:
             return {}
-        group_of = {m: k for k, g in enumerate(groups) for m in g}
-        out = {}
+        if self._group_of[0] is not groups:  # a step's groups: reused across folds
+            self._group_of = (groups, {m: k for k, g in enumerate(groups) for m in g})
+            self._inside = {}
+        group_of, out = self._group_of[1], {}
         for key, box in self.view.boxes.items():
-            out[key] = (len(box.nodes), len({group_of.get(m, m) for m in box.nodes}))
+            hit = self._inside.get(key)
+            if hit is None or hit[0] != len(box.nodes):  # a box key holds the same nodes
+                hit = self._inside[key] = (
+                    len(box.nodes), len({group_of.get(m, m) for m in box.nodes}))
+            out[key] = hit
         return out
 
     def frames(self) -> list[tuple[str, list[str]]]:

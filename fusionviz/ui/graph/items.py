@@ -16,6 +16,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
+from fusionviz.model.names import main_ops
 from fusionviz.ui.graph.paint import STRIPE, GraphPaint
 from fusionviz.ui.theme import GraphColors, qcolor, tint
 
@@ -25,6 +26,7 @@ LOD_REGIONS = 0.08  # below this, regions are sub-pixel slivers: boxes carry the
 LOD_OUTLINES = 0.15  # below this, box outlines would cover the fill
 LOD_EDGES = 0.015  # below this (a whole 20k graph in view), edges are a grey haze
 TILE_SLOTS = 32
+FEW_NODES = 80  # a view this small labels every node when zoomed out
 
 
 def tile_keys(paint: GraphPaint) -> np.ndarray:
@@ -239,6 +241,35 @@ class NodeTileItem(_TileItem):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.setPen(QPen(colors.changed, 4))
             painter.drawRects(changed)
+        self._paint_box_titles(painter, lod)
+
+    def _paint_box_titles(self, painter, lod: float) -> None:
+        """Zoomed out, a module box still says what it is, at a readable size; in a
+        small view (a first view of a big model) every node does, by its module."""
+        p = self.paint_data
+        few = len(p.names) <= FEW_NODES
+        ids = [i for i in self.node_ids if i in p.boxes or few]
+        if not ids or lod <= 0:
+            return
+        font = QFont(self._bold)
+        font.setPointSizeF(min(8.0 / lod, 60.0))
+        painter.setFont(font)
+        fm = QFontMetricsF(font)
+        for i in ids:
+            rect = p.rects[i]
+            if i in p.boxes:
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.setPen(QPen(p.colors.node_border, 2.5 / lod))
+                painter.drawRect(rect)
+                text = p.boxes[i][0].title
+            else:
+                node = p.nodes[i]
+                ops = main_ops(node, 1) if node else ()
+                text = (node.module.rsplit(".", 2)[-1] if node and node.module
+                        else ops[0] if ops else p.names[i])
+                text = fm.elidedText(text, Qt.TextElideMode.ElideLeft, rect.width())
+            painter.setPen(p.colors.text)
+            painter.drawText(QPointF(rect.left(), rect.top() - 4 / lod), text)
 
     def _paint_detailed(self, painter, ids: list[int]) -> None:
         p, colors = self.paint_data, self.paint_data.colors

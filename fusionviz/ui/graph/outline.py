@@ -9,7 +9,7 @@ in the graph selects its module here.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from fusionviz.ui.view_state import ViewState
 
@@ -22,6 +22,10 @@ class ModuleOutline(QTreeWidget):
         self.state, self.view = state, view
         self.setHeaderLabels(["module", "nodes", "shown as"])
         self.setUniformRowHeights(True)
+        self.header().setStretchLastSection(False)
+        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.header().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.items: dict[str, QTreeWidgetItem] = {}
         self._tree = None
         view.sig_folding_changed.connect(self.refresh)
@@ -67,7 +71,6 @@ class ModuleOutline(QTreeWidget):
             add(None, top)
         for item in self.items.values():
             item.setExpanded(tree.depth(item.data(0, PATH)) < 2)
-        self.resizeColumnToContents(0)
 
     def toggle(self, path: str) -> None:
         """Collapse module ``path``; if it is collapsed or folded, open it."""

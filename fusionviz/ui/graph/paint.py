@@ -30,13 +30,15 @@ class GraphPaint:
     """Geometry and current style of every node, shared by all tiles of one scene."""
 
     def __init__(self, graph, lay, colors_by_node: list[str], sizes: dict[str, float],
-                 boxes: dict | None = None, edge_count: dict | None = None) -> None:
+                 boxes: dict | None = None, edge_count: dict | None = None,
+                 nodes: dict | None = None) -> None:
+        """``nodes``: the graph's name -> Node (built here when not given)."""
         self.names = list(lay.names)
         self.index = {n: i for i, n in enumerate(self.names)}
         self.x, self.y = np.asarray(lay.x, float), np.asarray(lay.y, float)
         self.w, self.h = sizes["node_width"], sizes["node_height"]
         self.h_gap, self.v_gap = sizes["h_gap"], sizes["v_gap"]
-        nodes = {n.name: n for n in graph.nodes}
+        nodes = nodes if nodes is not None else {n.name: n for n in graph.nodes}
         self.nodes = [nodes.get(n) for n in self.names]
         # collapsed modules and folded blocks: index -> (Box, its kernel colors)
         self.boxes = {self.index[k]: b for k, b in (boxes or {}).items() if k in self.index}

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToo
 from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.layout.sugiyama import layout
 from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
-from fusionviz.model.queries import kernel_of_node
+from fusionviz.model.queries import kernel_of_node, node_index
 from fusionviz.ui.graph.commands import ModuleCommands
 from fusionviz.ui.graph.decor import FramesItem, HubsItem, box_tooltip
 from fusionviz.ui.graph.folding import Folding
@@ -57,7 +57,7 @@ class GraphView(ModuleCommands, QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.paint_data: GraphPaint | None = None
         self.kernel_of: dict = {}
-        self._kernels_of, self._colors = None, {}
+        self._kernels_of, self._colors, self._nodes = None, {}, {}
         self._tiles: dict = {}
         self._tile_index = None
         self._layouts: dict[int, object] = {}
@@ -116,6 +116,7 @@ class GraphView(ModuleCommands, QGraphicsView):
         lay = self._layout_of(graph)
         if self._kernels_of is not graph:  # once per graph, not per fold
             self.kernel_of, self._colors = kernel_of_node(graph), kernel_colors(graph.kernels)
+            self._nodes = node_index(graph)
             self._kernels_of = graph
         colors = self._colors
         folding = self.folding
@@ -124,7 +125,8 @@ class GraphView(ModuleCommands, QGraphicsView):
                    colors.get(self.kernel_of[n].name, NO_KERNEL_COLOR)
                    if n in self.kernel_of else NO_KERNEL_COLOR for n in lay.names]
         boxes = {k: (b, box_colors[k]) for k, b in folding.view.boxes.items()}
-        paint = GraphPaint(graph, lay, by_node, SIZES, boxes, folding.view.edge_count)
+        paint = GraphPaint(graph, lay, by_node, SIZES, boxes, folding.view.edge_count,
+                           self._nodes)
         paint.colors = graph_colors(self._dark)
         self.paint_data = paint
         self._tiles, self._tile_index = build_tiles(paint)
