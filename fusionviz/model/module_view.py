@@ -292,7 +292,7 @@ def module_view(graph: Graph, tree: ModuleTree, collapsed: frozenset[str] = froz
         else:
             view_of.update(dict.fromkeys(members, key))
     _absorb_between(graph, tree, view_of, boxes, loose)
-    names = list(dict.fromkeys(view_of[n.name] for n in graph.nodes))
+    names = list(dict.fromkeys(map(view_of.__getitem__, tree.node_names)))  # graph order
     counts = _edge_counts(tree, view_of, names)
     return ModuleView(names, list(counts), counts, view_of, boxes)
 
@@ -300,8 +300,8 @@ def module_view(graph: Graph, tree: ModuleTree, collapsed: frozenset[str] = froz
 def _edge_counts(tree: ModuleTree, view_of: dict[str, str], names: list[str]) -> dict:
     """(src, dst) visible edge -> how many real edges it stands for (no self loops)."""
     vid = {v: k for k, v in enumerate(names)}
-    node_vid = np.fromiter((vid[view_of[n]] for n in tree.node_names), np.int64,
-                           len(tree.node_names))
+    node_vid = np.fromiter(map(vid.__getitem__, map(view_of.__getitem__, tree.node_names)),
+                           np.int64, len(tree.node_names))
     src, dst = node_vid[tree.edge_src], node_vid[tree.edge_dst]
     keep = src != dst
     pairs = src[keep] * len(names) + dst[keep]
