@@ -12,6 +12,7 @@ real node went. Pure Python: the graph view, tests and reports share it.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -164,6 +165,20 @@ class ModuleTree:
                  if e.src in index and e.dst in index]
         arr = np.asarray(pairs, np.int64).reshape(-1, 2)
         return arr[:, 0], arr[:, 1]
+
+    def member_index(self, path: str) -> np.ndarray:
+        """Graph-order indices of ``path``'s nodes (its own and its descendants'): a
+        slice of the nodes sorted by module path, where a module and its descendants
+        are contiguous (``h.1`` < ``h.1.attn`` < ``h.10``, as ``.`` < ``/`` < ``0``)."""
+        mods, perm = self._by_path
+        lo, hi = bisect_left(mods, path), bisect_left(mods, path + "/")
+        return perm[lo:hi]
+
+    @cached_property
+    def _by_path(self) -> tuple[list[str], np.ndarray]:
+        modules = [n.module for n in self.graph.nodes]
+        perm = np.argsort(np.array(modules, dtype=object), kind="stable")
+        return [modules[i] for i in perm.tolist()], perm
 
     @cached_property
     def module_counts(self) -> Counter:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+import numpy as np
+
 from fusionviz.model.module_view import (
     Box,
     ModuleTree,
@@ -26,6 +28,7 @@ from fusionviz.model.trace import Graph
 
 FIRST_VIEW = 60  # a bigger graph opens folded and collapsed to show about this many items
 HUB_FANOUT = 8  # a node feeding more visible nodes is drawn with stubs, not edges
+VIEWS_KEPT = 8  # visible graphs kept per graph (each holds a dict over all nodes)
 
 
 class Folding:
@@ -40,7 +43,9 @@ class Folding:
         self.hubs: dict[str, tuple[str, ...]] = {}  # hub -> consumers, edges not drawn
         self._decisions: dict[str, RunDecisions] = {}
         self._box_colors: dict[str, tuple] = {}
-        self._kernel_of = None
+        self._box_index: dict[str, np.ndarray] = {}
+        self._colors_of = None
+        self._views: dict[tuple, ModuleView] = {}  # per folding, oldest first
         self._group_of: tuple = (None, {})
         self._inside: dict[str, tuple[int, int]] = {}  # per box at the step of _group_of
         self.focus: tuple[tuple[str, ...], int] | None = None  # (nodes, hops) shown alone
@@ -54,7 +59,9 @@ class Folding:
         self.collapsed, self.opened = frozenset(), frozenset()
         self._decisions: dict[str, RunDecisions] = {}
         self._box_colors: dict[str, tuple] = {}  # box key -> (its node count, its colors)
-        self._kernel_of = None
+        self._box_index: dict[str, np.ndarray] = {}
+        self._colors_of = None
+        self._views: dict[tuple, ModuleView] = {}  # per folding, oldest first
         self.focus = None
         self.folded = ()
         if graph is not None and len(graph.nodes) > FIRST_VIEW:
@@ -199,7 +206,14 @@ class Folding:
         if self.graph is None or self.tree is None:
             self.view, self.hubs = None, {}
             return
-        self.view = module_view(self.graph, self.tree, self.collapsed, self.folded)
+        key = (self.collapsed, tuple(r.key for r in self.folded))
+        view = self._views.get(key)
+        if view is None:  # going back to a folding shown before costs nothing
+            view = self._views[key] = module_view(self.graph, self.tree, self.collapsed,
+                                                  self.folded)
+            while len(self._views) > VIEWS_KEPT:
+                self._views.pop(next(iter(self._views)))
+        self.view = view
         if self.focus is not None:
             self.view = _focused(self.view, *self.focus)
         self.hubs = _hubs(self.view)
@@ -217,15 +231,40 @@ class Folding:
         for key, box in self.view.boxes.items():
             hit = self._box_colors.get(key)
             if hit is None or hit[0] != len(box.nodes):  # a box key holds the same nodes
-                if self._kernel_of is None:
-                    self._kernel_of = kernel_of_node(self.graph)
-                kernel_of = self._kernel_of
-                counts = Counter(colors.get(kernel_of[m].name, NO_KERNEL_COLOR)
-                                 for m in box.nodes if m in kernel_of)
+                palette, node_color = self._node_colors(colors)
+                counts = np.bincount(node_color[self._indices(box)], minlength=len(palette))
+                order = np.argsort(-counts, kind="stable")
                 hit = self._box_colors[key] = (
-                    len(box.nodes), [c for c, _ in counts.most_common()] or [NO_KERNEL_COLOR])
+                    len(box.nodes), [palette[c] for c in order.tolist() if counts[c]]
+                    or [NO_KERNEL_COLOR])
             out[key] = hit[1]
         return out
+
+    def _node_colors(self, colors: dict[str, str]) -> tuple[list[str], np.ndarray]:
+        """The graph's kernel colors and each node's index into them (once per graph)."""
+        if self._colors_of is None:
+            kernel_of = kernel_of_node(self.graph)
+            palette = [NO_KERNEL_COLOR, *dict.fromkeys(colors.values())]
+            slot = {c: k for k, c in enumerate(palette)}
+            node_color = np.fromiter(
+                (slot.get(colors.get(kernel_of[n].name, NO_KERNEL_COLOR), 0)
+                 if n in kernel_of else 0 for n in self.tree.node_names),
+                np.int64, len(self.tree.node_names))
+            self._colors_of = (palette, node_color)
+        return self._colors_of
+
+    def _indices(self, box: Box) -> np.ndarray:
+        """The graph-order indices of a box's nodes (cached per box key and size)."""
+        hit = self._box_index.get(box.key)
+        if hit is None or len(hit) != len(box.nodes):
+            if box.between:  # nodes joined from outside its module(s): list them all
+                order = self.tree.order
+                hit = np.fromiter(map(order.__getitem__, box.nodes), np.int64, len(box.nodes))
+            else:
+                paths = box.run.paths if box.run else (box.path,)
+                hit = np.concatenate([self.tree.member_index(p) for p in paths])
+            self._box_index[box.key] = hit
+        return hit
 
     def shown(self, names) -> list[str]:
         """Visible nodes standing for ``names`` (pre-fusion nodes), in order, once each."""
@@ -257,14 +296,18 @@ class Folding:
         if self.view is None or not self.view.boxes:
             return {}
         if self._group_of[0] is not groups:  # a step's groups: reused across folds
-            self._group_of = (groups, {m: k for k, g in enumerate(groups) for m in g})
-            self._inside = {}
-        group_of, out = self._group_of[1], {}
+            gid = np.arange(len(self.tree.node_names))  # a node alone: its own group
+            order = self.tree.order
+            for k, g in enumerate(groups):
+                if len(g) > 1:
+                    gid[[order[m] for m in g if m in order]] = len(gid) + k
+            self._group_of, self._inside = (groups, gid), {}
+        gid, out = self._group_of[1], {}
         for key, box in self.view.boxes.items():
             hit = self._inside.get(key)
             if hit is None or hit[0] != len(box.nodes):  # a box key holds the same nodes
                 hit = self._inside[key] = (
-                    len(box.nodes), len({group_of.get(m, m) for m in box.nodes}))
+                    len(box.nodes), len(np.unique(gid[self._indices(box)])))
             out[key] = hit
         return out
 
