@@ -58,7 +58,9 @@ def test_stepping_says_what_fused_inside_a_box_and_marks_it_changed(view):
         view.state.set_step(k)
         notes.append(view.paint_data.box_note[i])
         marked.append(bool(view.paint_data.changed[i]))
-    assert notes[0].endswith("none fused yet") and "after fusion" in notes[-1]
+    box = view.paint_data.boxes[i][0]
+    kernels = len({k.name for k in TRACE.graphs[0].kernels if set(k.nodes) & set(box.nodes)})
+    assert notes[0].endswith("none fused yet") and notes[-1].endswith(f", {kernels} kernels")
     assert marked[1]  # round 1 fused inside it
 
 

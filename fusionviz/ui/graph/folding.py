@@ -45,6 +45,7 @@ class Folding:
         self._box_colors: dict[str, tuple] = {}
         self._box_index: dict[str, np.ndarray] = {}
         self._colors_of = None
+        self._node_kernel: np.ndarray | None = None
         self._views: dict[tuple, ModuleView] = {}  # per folding, oldest first
         self._group_of: tuple = (None, {})
         self._inside: dict[str, tuple[int, int]] = {}  # per box at the step of _group_of
@@ -61,6 +62,7 @@ class Folding:
         self._box_colors: dict[str, tuple] = {}  # box key -> (its node count, its colors)
         self._box_index: dict[str, np.ndarray] = {}
         self._colors_of = None
+        self._node_kernel: np.ndarray | None = None
         self._views: dict[tuple, ModuleView] = {}  # per folding, oldest first
         self.focus = None
         self.folded = ()
@@ -239,6 +241,17 @@ class Folding:
                     or [NO_KERNEL_COLOR])
             out[key] = hit[1]
         return out
+
+    def kernel_count(self, box: Box) -> int:
+        """How many final kernels compute the box's nodes."""
+        if self._node_kernel is None:
+            kernel_of = kernel_of_node(self.graph)
+            ids = {k.name: i for i, k in enumerate(self.graph.kernels)}
+            self._node_kernel = np.fromiter(
+                (ids[kernel_of[n].name] if n in kernel_of else -1 for n in self.tree.node_names),
+                np.int64, len(self.tree.node_names))
+        found = self._node_kernel[self._indices(box)]
+        return len(np.unique(found[found >= 0]))
 
     def _node_colors(self, colors: dict[str, str]) -> tuple[list[str], np.ndarray]:
         """The graph's kernel colors and each node's index into them (once per graph)."""

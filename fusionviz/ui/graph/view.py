@@ -170,8 +170,9 @@ class GraphView(ModuleCommands, QGraphicsView):
             for key, (n, groups) in inside.items():
                 i = paint.index.get(key)
                 if i is not None:
-                    paint.set_box_note(i, f"{n} nodes → {groups} after fusion" if groups < n
-                                       else f"{n} nodes, none fused yet")
+                    kernels = self.folding.kernel_count(paint.boxes[i][0])
+                    paint.set_box_note(i, f"{n}→{groups} nodes, {kernels} kernels"
+                                       if groups < n else f"{n} nodes, none fused yet")
                     ids.append(i)
             touched = np.union1d(touched, np.asarray(ids, np.intp))
         for t in self._tile_index.tiles_of(touched):
