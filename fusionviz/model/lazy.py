@@ -18,18 +18,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from fusionviz.model.errors import TraceError
+
 
 class Pending:
-    """Unbuilt JSON of a field and the function building it (raises TraceError)."""
+    """Unbuilt JSON of a field and the function building it (raises TraceError).
 
-    __slots__ = ("raw", "build")
+    A build that failed keeps its error: every later read raises it again (the JSON
+    it came from may be let go already), naming the file where one is known.
+    """
+
+    __slots__ = ("raw", "build", "error")
 
     def __init__(self, raw: object, build: Callable[[object, object, str], object]) -> None:
         self.raw = raw
         self.build = build
+        self.error: TraceError | None = None
 
     def resolve(self, owner: object, name: str) -> object:
-        return self.build(self.raw, owner, name)
+        if self.error is not None:
+            raise self.error
+        try:
+            return self.build(self.raw, owner, name)
+        except TraceError as e:
+            self.error = TraceError(self._where(str(e)))
+            raise self.error from e
+        except (RecursionError, ValueError, TypeError, KeyError, IndexError,
+                AttributeError) as e:  # malformed JSON the builders did not foresee
+            self.error = TraceError(self._where(
+                f"{type(owner).__name__}.{name} is malformed: {type(e).__name__}: {e}"))
+            raise self.error from e
+
+    def _where(self, message: str) -> str:
+        source = getattr(getattr(self.raw, "store", None), "source", "")
+        return message if not source or message.startswith(source) else f"{source}: {message}"
 
 
 class LazyField:

@@ -13,6 +13,7 @@ import dataclasses
 import gzip
 import json
 import os
+import stat
 import tempfile
 import zlib
 from pathlib import Path
@@ -172,6 +173,12 @@ def load_trace(
             raise TraceError(f"{path}: not a fusionviz trace (invalid JSON: {e})") from e
         except TraceError as e:
             raise TraceError(f"{path}: {e}") from e
+        except RecursionError as e:
+            raise TraceError(f"{path}: not a fusionviz trace (JSON nested too deeply)") from e
+        except ValueError as e:  # e.g. an integer of more than 4300 digits
+            raise TraceError(f"{path}: not a fusionviz trace (invalid JSON: {e})") from e
+        if parts is not None:
+            parts.source = str(path)
         try:
             if strict or report is not None:
                 lazy = False  # what is checked or reported is the whole file, now
@@ -183,6 +190,8 @@ def load_trace(
                               lazy=lazy, shared=parts.shared if parts and lazy else None)
         except TraceError as e:
             raise TraceError(f"{path}: {e}") from e
+        except RecursionError as e:
+            raise TraceError(f"{path}: the trace is nested too deeply to read") from e
 
 
 def _parse_all(raw: bytes) -> object:
@@ -221,7 +230,7 @@ def _from_dict(data: object, strict: bool, report: LoadReport | None, reparse,
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise TraceError(f"not a fusionviz trace (expected format {FORMAT!r})")
     version = data.get("version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise TraceError(f"bad trace version {version!r}")
     if version > VERSION:
         raise TraceError(
@@ -250,7 +259,10 @@ def _gunzip(path: Path, data: bytes, max_bytes: int) -> bytes:
 
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
-    if path.stat().st_size > max_bytes:
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block or never end
+        raise TraceError(f"{path}: not a regular file")
+    if info.st_size > max_bytes:
         raise TraceError(f"{path}: file larger than {max_bytes} bytes")
     with open(path, "rb") as f:
         raw = f.read(max_bytes + 1)

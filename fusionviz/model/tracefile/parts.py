@@ -65,6 +65,7 @@ class PartStore:
         # Equal tuples of names built from this file share one object (see
         # build._SHARED): the core's and every lazily built part's.
         self.shared: dict[tuple, tuple] = {}
+        self.source = ""  # the file's path, for errors raised when a part is read
 
     def parsed(self, line: int) -> object:
         if line not in self._parsed:

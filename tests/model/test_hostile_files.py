@@ -1,0 +1,107 @@
+"""Files crafted to break the loader are refused with a TraceError naming the file
+(#11): deep nesting, huge integers, a boolean version, a FIFO, and a lazily read part
+that fails, read twice, beside healthy ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+
+from fusionviz.model.errors import TraceError
+from fusionviz.model.synthetic import synthetic_trace
+from fusionviz.model.tracefile.io import load_trace, save_trace
+from fusionviz.model.tracefile.parts import CHUNK
+
+TRACE = synthetic_trace(CHUNK + 50, seed=3, rounds=2)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    p = tmp_path_factory.mktemp("hostile") / "t.json"
+    save_trace(TRACE, p)
+    return p
+
+
+def _lines(path) -> list[bytes]:
+    return path.read_bytes().splitlines()
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_json_nested_deeper_than_python_recurses_is_refused(tmp_path, lazy):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(TraceError, match=r"deep\.json: not a fusionviz trace"):
+        load_trace(deep, lazy=lazy)
+
+
+def test_deep_nesting_inside_a_part_line_is_a_trace_error_naming_the_file(saved, tmp_path):
+    lines = _lines(saved)
+    lines[1] = b"[" * 100_000 + b"]" * 100_000
+    bad = tmp_path / "deep_part.json"
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    trace = load_trace(bad, lazy=True)
+    for _ in range(2):
+        with pytest.raises(TraceError, match=r"deep_part\.json: "):
+            trace.graphs[0].nodes[0].reads  # noqa: B018 (the read is the test)
+
+
+def test_an_integer_of_thousands_of_digits_is_refused(saved, tmp_path):
+    core = json.loads(_lines(saved)[0])
+    huge = tmp_path / "huge.json"
+    text = json.dumps(core).replace('"index": 0', '"index": ' + "9" * 5000, 1)
+    huge.write_bytes(b"\n".join([text.encode(), *_lines(saved)[1:]]) + b"\n")
+    with pytest.raises(TraceError, match=r"huge\.json: not a fusionviz trace \(invalid JSON"):
+        load_trace(huge)
+
+
+def test_a_boolean_version_is_not_version_one(saved, tmp_path):
+    core = json.loads(_lines(saved)[0])
+    core["version"] = True
+    odd = tmp_path / "bool.json"
+    odd.write_bytes(b"\n".join([json.dumps(core).encode(), *_lines(saved)[1:]]) + b"\n")
+    with pytest.raises(TraceError, match=r"bool\.json: bad trace version True"):
+        load_trace(odd)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_refused_at_once_instead_of_blocking(tmp_path):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    result = {}
+
+    def load():
+        try:
+            load_trace(fifo)
+        except TraceError as e:
+            result["error"] = str(e)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "load_trace blocked on a FIFO"
+    assert result["error"].endswith("pipe.json: not a regular file")
+
+
+def test_a_failing_lazy_field_fails_the_same_way_again_and_spares_its_neighbours(saved, tmp_path):
+    lines = _lines(saved)
+    details = json.loads(lines[1])  # the first chunk: [reads, writes, origins] per node
+    details[3][0] = [{"buffer": 5, "bytes": "many"}]  # node 3's reads: wrong types
+    lines[1] = json.dumps(details).encode()
+    bad = tmp_path / "one_bad.json"
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    trace = load_trace(bad, lazy=True)
+    nodes = trace.graphs[0].nodes
+    messages = []
+    for _ in range(3):
+        with pytest.raises(TraceError) as err:
+            nodes[3].reads  # noqa: B018 (the read is the test)
+        messages.append(str(err.value))
+    assert len(set(messages)) == 1 and messages[0].startswith(str(bad))
+    # every other field of the chunk still reads, in any order, before and after
+    expected = TRACE.graphs[0].nodes
+    for i in (2, 4, 0, CHUNK - 1):
+        assert nodes[i].reads == expected[i].reads and nodes[i].origins == expected[i].origins
+    assert nodes[3].writes == expected[3].writes
