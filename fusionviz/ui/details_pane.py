@@ -14,6 +14,7 @@ from urllib.parse import quote, unquote
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
+from fusionviz.model.errors import TraceError
 from fusionviz.model.names import Names
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, node_index
@@ -116,11 +117,19 @@ class DetailsPane(QWidget):
             body = "<p>Select a node in the graph to see its details.</p>"
         else:
             self._index(graph)
-            body = "<hr>".join(self._node_html(n) for n in names[:MAX_NODES])
+            body = "<hr>".join(self._safe_node_html(n) for n in names[:MAX_NODES])
             if len(names) > MAX_NODES:
                 rest = ", ".join(_link("node", n) for n in names[MAX_NODES:])
                 body += f"<hr><p>… and {len(names) - MAX_NODES} more: {rest}</p>"
         self.browser.setHtml(body)
+
+    def _safe_node_html(self, name: str) -> str:
+        try:
+            return self._node_html(name)
+        except TraceError as e:  # its part of the file is malformed
+            self._state.report_unreadable(str(e))
+            return (f"<h3>{escape(name)}</h3><p>The details of this node cannot be read: "
+                    f"{escape(str(e))}</p>")
 
     def _node_html(self, name: str) -> str:
         node = self._nodes.get(name)

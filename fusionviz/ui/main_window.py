@@ -137,6 +137,7 @@ class MainWindow(QMainWindow):
         self.completer.sig_progress.connect(self._on_completer_progress)
         self.completer.sig_done.connect(self._on_completer_done)
         self.completer.sig_failed.connect(self._on_completer_failed)
+        self.state.sig_unreadable.connect(self._on_completer_failed)
         self.warmer = IdleWork(self)
         self._opening = False
         self._full_trace = None  # the trace as loaded, while kernels only are shown
@@ -399,7 +400,11 @@ class MainWindow(QMainWindow):
         if self.state.graph is None or len(sel) != 2:
             self.show_error("Select two nodes first (click one, Ctrl+click the other).")
             return None
-        dialog = WhyNotDialog(self.state.graph, sel[0], sel[1], self)
+        try:
+            dialog = WhyNotDialog(self.state.graph, sel[0], sel[1], self)
+        except TraceError as e:  # a round's ledger is malformed
+            self.state.report_unreadable(str(e))
+            return None
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog

@@ -28,6 +28,8 @@ class ViewState(QObject):
     """The selected kernel changed; argument: its name ("" for none)."""
     sig_pair_changed = Signal()
     """The highlighted candidate pair changed (``pair``: two groups, or None)."""
+    sig_unreadable = Signal(str)
+    """A pane met a malformed part of the trace (a TraceError's message), once each."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -38,6 +40,13 @@ class ViewState(QObject):
         self.selected_nodes: tuple[str, ...] = ()
         self.kernel: str = ""
         self.pair: tuple[Group, Group] | None = None
+        self._unreadable: set[str] = set()
+
+    def report_unreadable(self, message: str) -> None:
+        """A part of the trace could not be read where a pane needed it: say so once."""
+        if message not in self._unreadable:
+            self._unreadable.add(message)
+            self.sig_unreadable.emit(message)
 
     @property
     def graph(self) -> Graph | None:

@@ -12,6 +12,7 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmapCache
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
+from fusionviz.model.errors import TraceError
 from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.layout.sugiyama import layout
 from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
@@ -307,7 +308,7 @@ class GraphView(ModuleCommands, QGraphicsView):
         text = text.strip().lower()
         paint, graph = self.paint_data, self.state.graph
         found = [] if not text or paint is None or graph is None else [
-            n.name for n in graph.nodes if matches(n.name, n, text)]
+            n.name for n in graph.nodes if self._matches(n, text)]
         found += [b for b in (paint.names if paint and text else ()) if text in b.lower()]
         self._hits = sorted(set(self._ids(found)))
         self._hit_pos = -1
@@ -315,6 +316,13 @@ class GraphView(ModuleCommands, QGraphicsView):
         self.sig_hits_changed.emit(len(self._hits))
         self.find_next()
         return [paint.names[i] for i in self._hits] if paint else []
+
+    def _matches(self, node, text: str) -> bool:
+        try:
+            return matches(node.name, node, text)
+        except TraceError as e:  # its details are malformed: its name still matches
+            self.state.report_unreadable(str(e))
+            return text in node.name.lower()
 
     def mark(self, names) -> None:
         """Ring the visible nodes showing ``names`` (as search hits) and show them."""
@@ -418,7 +426,11 @@ class GraphView(ModuleCommands, QGraphicsView):
                                               self.kernel_of, self.folding.decisions(box)),
                                   self)
             else:
-                tip = node_tooltip(self.paint_data, i, self.kernel_of, self.group_of_node)
+                try:
+                    tip = node_tooltip(self.paint_data, i, self.kernel_of, self.group_of_node)
+                except TraceError as e:  # its part of the file is malformed
+                    self.state.report_unreadable(str(e))
+                    tip = f"<b>{self.paint_data.names[i]}</b><br>details cannot be read"
                 QToolTip.showText(event.globalPosition().toPoint(), tip, self)
             if self.folding.hubs:
                 self._update_overlay()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fusionviz.model.errors import TraceError
 from fusionviz.model.names import Names
 from fusionviz.model.report.formatting import cell
 from fusionviz.model.report.ledger_table import filter_rows, ledger_rows
@@ -181,6 +182,7 @@ class LedgerPane(QWidget):
         # round id -> (round, its ledger rows, (fused rows, scan rows))
         self._rows_cache: dict[int, tuple[object, list[dict], tuple[int, int]]] = {}
         self._names_of: tuple[object, Names] | None = None
+        self._unreadable: dict[int, str] = {}  # round id -> why its ledger cannot be read
         self._widths: dict[tuple[str, ...], list[int]] = {}  # fitted widths per column set
         bar = QHBoxLayout()
         bar.addWidget(self.title, 1)
@@ -198,6 +200,7 @@ class LedgerPane(QWidget):
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._on_context_menu)
         state.sig_trace_changed.connect(self._rows_cache.clear)
+        state.sig_trace_changed.connect(self._unreadable.clear)
         state.sig_trace_changed.connect(self.cells.clear)  # texts of the old trace's rows
         state.sig_trace_changed.connect(self._widths.clear)
         state.sig_graph_changed.connect(self._reload)
@@ -219,8 +222,10 @@ class LedgerPane(QWidget):
             self.title.setText(f"<b>{escape(step.label)}</b>: no fusion round here{hint}")
         else:
             fused, scans = self._rows_cache[id(rnd)][2]
-            text = (f"<b>round {rnd.index}</b>: {len(rnd.candidates)} candidates in score "
-                    f"order, {fused} fused")
+            bad = self._unreadable.get(id(rnd))
+            text = (f"<b>round {rnd.index}</b>: its ledger cannot be read: {escape(bad)}"
+                    if bad else f"<b>round {rnd.index}</b>: {len(rnd.candidates)} candidates "
+                    f"in score order, {fused} fused")
             if scans:
                 text += f"; {scans} rejected while collecting candidates"
             self.title.setText(text)
@@ -243,7 +248,12 @@ class LedgerPane(QWidget):
         """``ledger_rows(rnd)``, computed once per round while the trace is open."""
         hit = self._rows_cache.get(id(rnd))
         if hit is None or hit[0] is not rnd:
-            rows = ledger_rows(rnd, self._names())
+            try:
+                rows = ledger_rows(rnd, self._names())
+            except TraceError as e:  # a malformed part: the title says so, once
+                self.state.report_unreadable(str(e))
+                self._unreadable[id(rnd)] = str(e)
+                rows = []
             counts = (sum(1 for r in rows if r.get("outcome") == "fused"),
                       sum(1 for r in rows if r.get("phase") == "scan"))
             hit = (rnd, rows, counts)
