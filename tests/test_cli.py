@@ -39,3 +39,15 @@ def test_gui_without_a_display_says_what_to_do():
                             capture_output=True, text=True, env=env, cwd=ROOT)
     assert result.returncode == 2
     assert "no display" in result.stderr and "QT_QPA_PLATFORM=offscreen" in result.stderr
+
+
+def test_capture_to_an_unwritable_place_stops_before_running_the_script(tmp_path, capsys):
+    marker = tmp_path / "ran"
+    script = tmp_path / "s.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    a_file = tmp_path / "plain.txt"
+    a_file.write_text("x")
+    assert main(["capture", str(script), "-o", str(a_file / "t.json.gz")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the trace" in err and "is not a folder" in err and "-o/--out" in err
+    assert not marker.exists()  # the script never ran

@@ -8,7 +8,7 @@ import time
 
 from fusionviz.model.report.summary import summary_text
 from fusionviz.model.run.protocol import describe_progress
-from fusionviz.model.run.runner import run_capture
+from fusionviz.model.run.runner import output_problem, run_capture
 from fusionviz.model.run.settings import parse_config
 
 
@@ -45,6 +45,11 @@ class Progress:
 
 
 def capture_command(opts: argparse.Namespace) -> int:
+    problem = output_problem(opts.out)
+    if problem:
+        print(f"fusionviz capture: cannot write the trace: {problem} (-o/--out)",
+              file=sys.stderr)
+        return 2
     args = list(opts.script_args)
     trace = run_capture(
         opts.script, opts.out, timeout=opts.timeout, on_progress=Progress(),

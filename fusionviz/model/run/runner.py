@@ -160,6 +160,25 @@ def _signal_name(code: int | None) -> str:
         return f"signal {-code}"
 
 
+def output_problem(out: str) -> str:
+    """Why the trace cannot be written to ``out`` ("" when it can): checked before the
+    script runs, so a long run does not end in a traceback and no trace."""
+    path = Path(out)
+    if path.is_dir():
+        return f"{out} is a folder; give a file name for the trace"
+    parent = path.parent
+    if not parent.exists():
+        return f"the folder {parent} does not exist"
+    if not parent.is_dir():
+        return f"{parent} is not a folder"
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".fusionviz-probe-"):
+            pass
+    except OSError as e:
+        return f"cannot write in {parent}: {e.strerror or e}"
+    return ""
+
+
 def run_capture(
     script: str,
     out: str,

@@ -22,6 +22,7 @@ from fusionviz.ui.theme import GraphColors, graph_colors
 STRIPE = 6.0  # width of the kernel-color stripe on a node's left edge
 ARROW = 7.0
 BRIDGED_LAYERS = 2
+MAX_LABEL = 200  # characters of a name or op list a label elides (not 100 MB)
 REGION_PAD_X = 24.0 / 2 - 3  # keeps a gap between neighbouring groups of one layer
 REGION_PAD_Y = 9.0
 
@@ -136,14 +137,14 @@ class GraphPaint:
             self._labels[i] = tuple(
                 _static(fm.elidedText(t, Qt.TextElideMode.ElideRight, width)) for t in (title, sub))
         if i not in self._labels:
-            node, name = self.nodes[i], self.names[i]
+            node, name = self.nodes[i], self.names[i][:MAX_LABEL]  # eliding 100 MB hangs
             kind = ", ".join(main_ops(node, 3)) if node else ""
-            sub = f"{self.category[i]} · {kind}" if kind else self.category[i]
+            sub = (f"{self.category[i]} · {kind}" if kind else self.category[i])[:MAX_LABEL]
             width = self.w - STRIPE - 12
             title = name
             if node is not None and node.module:  # op42 · …h.1.ln_1: the name stays whole
                 room = width - fm.horizontalAdvance(name + SEP)
-                module = fm.elidedText(node.module, Qt.TextElideMode.ElideLeft, room)
+                module = fm.elidedText(node.module[-MAX_LABEL:], Qt.TextElideMode.ElideLeft, room)
                 if room > 0 and module.strip("…"):
                     title = name + SEP + module
             self._labels[i] = (
@@ -212,7 +213,7 @@ def matches(name: str, node, text: str) -> bool:
 
 def node_tooltip(paint: GraphPaint, i: int, kernel_of: dict, group_of) -> str:
     """Rich-text tooltip of node ``i``: kind, sizes, ops, kernel, group, buffers, source."""
-    name, node = paint.names[i], paint.nodes[i]
+    name, node = paint.names[i][:MAX_LABEL], paint.nodes[i]
     lines = [f"<b>{escape(name)}</b> — {escape(paint.category[i])}"]
     if node is not None:
         lines.append(escape(node.type))

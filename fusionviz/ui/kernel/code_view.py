@@ -60,6 +60,9 @@ def theme_formats(dark: bool) -> dict[str, QTextCharFormat]:
     return formats
 
 
+
+MAX_SHOWN = 400_000  # characters of kernel source shown (real kernels: well under 100k)
+
 class SpanHighlighter(QSyntaxHighlighter):
     """Paints each block from precomputed spans; never lexes."""
 
@@ -116,7 +119,13 @@ class CodeView(QPlainTextEdit):
         self._fit_gutter()
 
     def set_source(self, text: str, language: str) -> None:
-        """Show ``text``; ``language`` is one of ``model.highlight.LANGUAGES``."""
+        """Show ``text``; ``language`` is one of ``model.highlight.LANGUAGES``. A source
+        over MAX_SHOWN characters (a malformed or hostile trace) is cut, and says so:
+        highlighting 100 MB would hold the window for minutes."""
+        if len(text) > MAX_SHOWN:
+            cut = text.rfind("\n", 0, MAX_SHOWN)
+            text = (text[:cut if cut > 0 else MAX_SHOWN]
+                    + f"\n# … cut: {len(text):,} characters, the first {MAX_SHOWN:,} shown")
         # Spans first: setPlainText re-highlights every block straight away.
         self._highlighter.set_lines(line_spans(text, language))
         self.setPlainText(text)

@@ -1,0 +1,52 @@
+"""A node named with megabytes of text, or a kernel source of tens of megabytes (a
+hostile or broken trace), is shown cut, at once, instead of holding the window (#11)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from fusionviz.model.synthetic import synthetic_trace
+from fusionviz.ui.graph.view import GraphView
+from fusionviz.ui.kernel.code_view import MAX_SHOWN, CodeView
+from fusionviz.ui.view_state import ViewState
+
+
+def _renamed(trace, old: str, new: str):
+    g = trace.graphs[0]
+    rename = lambda n: new if n == old else n  # noqa: E731
+    graph = replace(
+        g, rounds=(), nodes=tuple(replace(n, name=rename(n.name)) for n in g.nodes),
+        edges=tuple(replace(e, src=rename(e.src), dst=rename(e.dst)) for e in g.edges),
+        final_groups=tuple(tuple(map(rename, grp)) for grp in g.final_groups),
+        kernels=tuple(replace(k, nodes=tuple(map(rename, k.nodes))) for k in g.kernels))
+    return replace(trace, graphs=(graph,))
+
+
+def test_a_node_named_with_megabytes_is_drawn_at_once(qtbot):
+    huge = "op3_" + "x" * 20_000_000
+    trace = _renamed(synthetic_trace(20, seed=1, rounds=0), "op3", huge)
+    view = GraphView(ViewState())
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    t0 = time.perf_counter()
+    view.state.set_trace(trace)
+    view.resetTransform()
+    view.centerOn(view.node_scene_pos(huge))
+    view.grab()
+    assert time.perf_counter() - t0 < 10  # it took minutes before
+    title, _ = view.paint_data.label(view.paint_data.index[huge], view.fontMetrics())
+    assert title.text().startswith("op3_x") and len(title.text()) < 200
+
+
+def test_a_kernel_source_of_tens_of_megabytes_is_cut_and_says_so(qtbot):
+    code = CodeView()
+    qtbot.addWidget(code)
+    source = "tmp0 = tl.load(in_ptr0 + x0)\n" * 1_000_000  # 30 MB
+    t0 = time.perf_counter()
+    code.set_source(source, "python")
+    assert time.perf_counter() - t0 < 30
+    shown = code.source()
+    assert len(shown) <= MAX_SHOWN + 200
+    assert shown.rstrip().endswith(f"the first {MAX_SHOWN:,} shown")
