@@ -33,6 +33,7 @@ from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
 from fusionviz.model.queries import load_warning
 from fusionviz.model.tracefile.io import load_trace
+from fusionviz.model.validate import graph_problems
 from fusionviz.ui import export
 from fusionviz.ui.charts.pane import ChartsPane
 from fusionviz.ui.details_pane import DetailsPane
@@ -141,6 +142,7 @@ class MainWindow(QMainWindow):
         self.warmer = IdleWork(self)
         self._opening = False
         self._full_trace = None  # the trace as loaded, while kernels only are shown
+        self._checked: tuple = (None, [])  # (graph, its graph_problems)
         self.env_label = QLabel()
         self.notice_label = QLabel()
         self.progress = RunProgress(self.runner)
@@ -347,6 +349,10 @@ class MainWindow(QMainWindow):
         graph = self.state.graph
         if graph is not None:
             lines += [f"graph {graph.index}: {w}" for w in graph.warnings]
+            if self._checked[0] is not graph:  # once per graph shown
+                self._checked = (graph, graph_problems(graph))
+            lines += [f"graph {graph.index} does not hold together: {p}"
+                      for p in self._checked[1]]
             timing = graph.timing
             for note in (timing.note, load_warning(timing)) if timing is not None else ():
                 if note:

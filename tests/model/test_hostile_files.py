@@ -105,3 +105,25 @@ def test_a_failing_lazy_field_fails_the_same_way_again_and_spares_its_neighbours
     for i in (2, 4, 0, CHUNK - 1):
         assert nodes[i].reads == expected[i].reads and nodes[i].origins == expected[i].origins
     assert nodes[3].writes == expected[3].writes
+
+
+def test_a_graph_that_does_not_hold_together_is_described_not_refused():
+    from dataclasses import replace
+
+    from fusionviz.model.trace import Edge
+    from fusionviz.model.validate import graph_problems
+
+    g = synthetic_trace(30, seed=1, rounds=1).graphs[0]
+    assert graph_problems(g) == []
+    nodes = (*g.nodes, replace(g.nodes[4], category="sideways"), replace(g.nodes[2], bytes=-8))
+    edges = (*g.edges, Edge(src="op9", dst="op9", buffer="b"), Edge(src="ghost", dst="op1",
+             buffer="b"), Edge(src="op20", dst="op3", buffer="b"), Edge(src="op3", dst="op20",
+             buffer="b"))
+    kernels = (replace(g.kernels[0], ms=float("nan")), *g.kernels[1:])
+    bad = replace(g, nodes=nodes, edges=edges, kernels=kernels)
+    found = "\n".join(graph_problems(bad))
+    for what in ("node names used twice: op2, op4", "naming nodes that are not in the graph: "
+                 "ghost → op1", "from a node to itself: op9", "form a cycle",
+                 "unknown category: op4 (sideways)", "negative sizes: op2",
+                 "not finite or are negative: " + g.kernels[0].name):
+        assert what in found, (what, found)

@@ -6,6 +6,7 @@ from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_summary, load_warning, time_kind
 from fusionviz.model.report.formatting import ms, ms_spread
 from fusionviz.model.trace import Graph, Round, Timing, Trace
+from fusionviz.model.validate import graph_problems
 
 
 def header_lines(trace: Trace) -> list[str]:
@@ -45,6 +46,7 @@ def graph_lines(g: Graph) -> list[str]:
         about = f"  ({about})" if about else ""
         lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{about}{regs}")
     lines += [f"  warning: {w}" for w in g.warnings]
+    lines += [f"  problem: {p}" for p in graph_problems(g)]
     return lines
 
 
