@@ -127,3 +127,11 @@ def test_a_graph_that_does_not_hold_together_is_described_not_refused():
                  "unknown category: op4 (sideways)", "negative sizes: op2",
                  "not finite or are negative: " + g.kernels[0].name):
         assert what in found, (what, found)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_file_cut_right_after_its_core_line_is_refused(saved, tmp_path, lazy):
+    cut = tmp_path / "core_only.json"
+    cut.write_bytes(_lines(saved)[0])  # not even the newline after it
+    with pytest.raises(TraceError, match=r"core_only\.json: the file's parts are incomplete"):
+        load_trace(cut, lazy=lazy)

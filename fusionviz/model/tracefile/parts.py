@@ -44,7 +44,10 @@ def split(raw: bytes, parse: Callable[[bytes], object]) -> tuple[object, PartSto
             core = None  # e.g. indented JSON: its first line is not a document
         if isinstance(core, dict) and "parts" in core:
             return core, PartStore(raw[end + 1:].split(b"\n"), core.pop("parts"), parse)
-    return parse(raw), None
+    doc = parse(raw)
+    if isinstance(doc, dict) and "parts" in doc:  # a core line cut before its newline:
+        return doc, PartStore([], doc.pop("parts"), parse)  # its parts are missing
+    return doc, None
 
 
 class PartStore:
