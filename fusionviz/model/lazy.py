@@ -43,7 +43,7 @@ class Pending:
         except TraceError as e:
             self.error = TraceError(self._where(str(e)))
             raise self.error from e
-        except (RecursionError, ValueError, TypeError, KeyError, IndexError,
+        except (RecursionError, ArithmeticError, ValueError, TypeError, KeyError, IndexError,
                 AttributeError) as e:  # malformed JSON the builders did not foresee
             self.error = TraceError(self._where(
                 f"{type(owner).__name__}.{name} is malformed: {type(e).__name__}: {e}"))
@@ -129,3 +129,13 @@ class Part:
 
     def value(self) -> object:
         return self.store.get(self.line, self.path)
+
+    def reference(self) -> object:
+        """The value as the reference parser (``json``) reads it: what an eager load
+        builds from when the fast parser's reading does not fit (integers beyond 64
+        bits, which orjson reads as floats)."""
+        return self.store.get(self.line, self.path, reference=True)
+
+    def done(self) -> None:
+        """The field was built: its line may be let go once all of its fields are."""
+        self.store.done(self.line)

@@ -135,3 +135,21 @@ def test_a_file_cut_right_after_its_core_line_is_refused(saved, tmp_path, lazy):
     cut.write_bytes(_lines(saved)[0])  # not even the newline after it
     with pytest.raises(TraceError, match=r"core_only\.json: the file's parts are incomplete"):
         load_trace(cut, lazy=lazy)
+
+
+def test_numbers_beyond_64_bits_load_alike_eager_and_lazy_or_are_refused(saved, tmp_path):
+    lines = _lines(saved)
+    details = json.loads(lines[1])
+    details[0][0] = [{"buffer": "b", "bytes": 2**70, "dep": "MemoryDep"}]
+    big = tmp_path / "big_int.json"
+    big.write_bytes(b"\n".join([lines[0], json.dumps(details).encode(), *lines[2:]]) + b"\n")
+    eager = load_trace(big).graphs[0].nodes[0].reads
+    lazy_reads = load_trace(big, lazy=True).graphs[0].nodes[0].reads
+    assert eager == lazy_reads and lazy_reads[0].bytes == 2**70  # an int, both ways
+    core = json.loads(lines[0])
+    core["graphs"][0]["kernels"][0]["ms"] = 10**400  # no float holds it
+    huge = tmp_path / "huge_time.json"
+    huge.write_bytes(b"\n".join([json.dumps(core).encode(), *lines[1:]]) + b"\n")
+    for lazy in (False, True):
+        with pytest.raises(TraceError, match=r"huge_time\.json: .*out of range"):
+            load_trace(huge, lazy=lazy)

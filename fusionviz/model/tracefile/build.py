@@ -242,16 +242,20 @@ def _lazy_builder(tp: object):
     fast = _converter(tp, owned=False)
 
     def build(raw, owner, name):
-        table = {}
+        table, part = {}, None
         if raw.__class__ is Part:  # still in the file's part lines: parse that line
-            table = raw.store.shared  # and share tuples with the rest of the file
-            raw = raw.value()
+            part, table = raw, raw.store.shared  # and share tuples with the rest of the file
+            raw = part.value()
         with _interning(table):
             try:
-                return fast(raw)
-            except _Unusual:
+                value = fast(raw)
+            except _Unusual:  # as an eager load does: json's reading, built with care
                 where = f"{type(owner).__name__} {_label(owner)}.{name}"
-                return _build(tp, raw, where, False, LoadReport())
+                value = _build(tp, part.reference() if part else raw, where, False,
+                               LoadReport())
+        if part is not None:
+            part.done()
+        return value
 
     return build
 

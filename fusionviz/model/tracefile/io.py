@@ -192,6 +192,8 @@ def load_trace(
             raise TraceError(f"{path}: {e}") from e
         except RecursionError as e:
             raise TraceError(f"{path}: the trace is nested too deeply to read") from e
+        except ArithmeticError as e:  # a number no field can hold (10**400 as a time)
+            raise TraceError(f"{path}: a number in the trace is out of range: {e}") from e
 
 
 def _parse_all(raw: bytes) -> object:

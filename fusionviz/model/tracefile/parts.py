@@ -70,29 +70,45 @@ class PartStore:
         self.shared: dict[tuple, tuple] = {}
         self.source = ""  # the file's path, for errors raised when a part is read
 
-    def parsed(self, line: int) -> object:
+    def parsed(self, line: int, reference: bool = False) -> object:
+        if reference:  # json's reading (an eager load's fallback), not cached
+            return self._parse_line(line, json.loads)
         if line not in self._parsed:
-            try:
-                self._parsed[line] = self._parse(self.lines[line])
-            except (ValueError, UnicodeDecodeError) as e:
-                raise TraceError(f"part line {line + 2} of the file is not JSON: {e}") from e
-            self.lines[line] = None  # the text is done with
+            self._parsed[line] = self._parse_line(line, self._parse)
+            if not self._uses[line]:  # an eager load: the text is done with
+                self.lines[line] = None
         return self._parsed[line]
 
-    def get(self, line: int, path: tuple[int, ...]) -> object:
-        """The value at ``path`` in part ``line`` (for a lazy field: see ``Part``). A
-        line is let go once each of its fields has been read."""
-        value = self.parsed(line)
+    def _parse_line(self, line: int, parse) -> object:
+        text = self.lines[line]
+        if text is None:
+            raise TraceError(f"part line {line + 2} of the file was already let go")
+        try:
+            return parse(text)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise TraceError(f"part line {line + 2} of the file is not JSON: {e}") from e
+        except RecursionError as e:
+            raise TraceError(f"part line {line + 2} of the file is nested too deeply") from e
+
+    def get(self, line: int, path: tuple[int, ...], reference: bool = False) -> object:
+        """The value at ``path`` in part ``line`` (for a lazy field: see ``Part``);
+        ``reference``: as ``json`` reads it."""
+        value = self.parsed(line, reference)
         try:
             for k in path:
                 value = value[k]
         except (TypeError, IndexError, KeyError) as e:
             raise TraceError(f"part line {line + 2} of the file does not have the shape of "
                              f"its part: {e!r}") from e
+        return value
+
+    def done(self, line: int) -> None:
+        """One field of ``line`` was built; once all were, the line (text and parsed
+        JSON) is let go. A field that failed never is: its line stays for the others."""
         self._uses[line] -= 1
         if not self._uses[line]:
-            del self._parsed[line]
-        return value
+            self._parsed.pop(line, None)
+            self.lines[line] = None
 
     def attach(self, core: dict, lazy: bool) -> dict:
         """Put each part in its place in ``core``: itself (eager), or a ``Part`` that
