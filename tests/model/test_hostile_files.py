@@ -129,12 +129,30 @@ def test_a_graph_that_does_not_hold_together_is_described_not_refused():
         assert what in found, (what, found)
 
 
-@pytest.mark.parametrize("lazy", [False, True])
-def test_a_file_cut_right_after_its_core_line_is_refused(saved, tmp_path, lazy):
+def test_a_file_cut_right_after_its_core_line_is_never_taken_for_whole(saved, tmp_path):
     cut = tmp_path / "core_only.json"
     cut.write_bytes(_lines(saved)[0])  # not even the newline after it
     with pytest.raises(TraceError, match=r"core_only\.json: the file's parts are incomplete"):
-        load_trace(cut, lazy=lazy)
+        load_trace(cut)
+    trace = load_trace(cut, lazy=True)  # opens, says so, and no detail reads as empty
+    assert "the file is cut: its last" in trace.warnings[-1]
+    with pytest.raises(TraceError, match="is missing: the file is cut"):
+        trace.graphs[0].nodes[0].reads  # noqa: B018 (the read is the test)
+
+
+def test_a_truncated_gzip_opens_as_far_as_it_goes(saved, tmp_path):
+    import gzip
+
+    data = gzip.compress(saved.read_bytes())
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(data[:-30])  # the end of the stream: the last part lines
+    with pytest.raises(TraceError, match=r"cut\.json\.gz: cannot read the file"):
+        load_trace(cut)
+    trace = load_trace(cut, lazy=True)
+    assert any("gzip stream ends early" in w for w in trace.warnings)
+    assert trace.graphs[0].nodes[0].origins == TRACE.graphs[0].nodes[0].origins
+    with pytest.raises(TraceError, match=r"cut\.json\.gz: part line"):
+        trace.graphs[0].rounds[-1].verdicts  # noqa: B018 (cut: the last line is partial)
 
 
 def test_numbers_beyond_64_bits_load_alike_eager_and_lazy_or_are_refused(saved, tmp_path):

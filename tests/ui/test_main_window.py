@@ -88,13 +88,24 @@ def test_why_not_fused_with_two_selected_nodes(window, synthetic_path):
     assert "Select two nodes" in window.errors[-1]
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "wrong json"])
+def test_a_truncated_trace_opens_as_far_as_it_goes_and_says_so(window, synthetic_path,
+                                                               tmp_path, qtbot):
+    cut = tmp_path / "cut.json.gz"
+    data = synthetic_path.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    assert window.open_trace(str(cut))  # the core line is whole: the graphs are there
+    assert any("gzip stream ends early" in line for line in window.notice_lines())
+    qtbot.waitUntil(lambda: not window.completer.running, timeout=20000)
+    assert any(str(cut) in e for e in window.errors)  # the cut part, met by the reader
+    assert QApplication.activeModalWidget() is None
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "wrong json"])
 def test_broken_trace_shows_an_error_and_the_window_lives_on(window, synthetic_path,
                                                              tmp_path, damage):
     bad = tmp_path / "bad.json.gz"
-    data = synthetic_path.read_bytes()
-    bad.write_bytes({"garbage": b"\x00\x01 not a trace", "truncated": data[: len(data) // 2],
-                     "empty": b"", "wrong json": gzip.compress(b'{"format": "other"}')}[damage])
+    bad.write_bytes({"garbage": b"\x00\x01 not a trace", "empty": b"",
+                     "wrong json": gzip.compress(b'{"format": "other"}')}[damage])
     assert not window.open_trace(str(bad))
     assert str(bad) in window.errors[-1]
     assert QApplication.activeModalWidget() is None  # nothing blocks the event loop

@@ -158,17 +158,21 @@ def load_trace(
         or ``report``, which are about the whole file.
     """
     path = Path(path)
+    # A lazy look keeps what a cut file still holds (the graphs before the cut); a
+    # strict or reported load is about the whole file.
+    partial = lazy and not strict and report is None
+    cut: list[str] = []
     # One pause for parse and build: a collection in between would walk the whole
     # parsed JSON (~0.2 s at 20k nodes) only to find no garbage.
     with gc_paused():
         try:
-            raw = _read_bytes(path, max_bytes)
+            raw = _read_bytes(path, max_bytes, cut if partial else None)
         except TraceError:
             raise
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
             raise TraceError(f"{path}: cannot read the file: {e}") from e
         try:
-            data, parts = trace_parts.split(raw, _parse)
+            data, parts = trace_parts.split(raw, _parse, partial)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise TraceError(f"{path}: not a fusionviz trace (invalid JSON: {e})") from e
         except TraceError as e:
@@ -186,8 +190,15 @@ def load_trace(
                 parts.attach(data, lazy)
             # The parsed JSON is ours: the fast builder may consume it in place (and
             # when it gives up half-way, the careful builder starts from a fresh parse).
-            return _from_dict(data, strict, report, reparse=lambda: _parse_all(raw),
-                              lazy=lazy, shared=parts.shared if parts and lazy else None)
+            trace = _from_dict(data, strict, report, reparse=lambda: _parse_all(raw),
+                               lazy=lazy, shared=parts.shared if parts and lazy else None)
+            if parts is not None and parts.missing:
+                cut.append(f"the file is cut: its last {parts.missing} of "
+                           f"{parts.present + parts.missing} part lines are missing, so "
+                           "the details and ledgers they held cannot be read")
+            if cut:
+                trace = dataclasses.replace(trace, warnings=(*trace.warnings, *cut))
+            return trace
         except TraceError as e:
             raise TraceError(f"{path}: {e}") from e
         except RecursionError as e:
@@ -245,9 +256,10 @@ def _from_dict(data: object, strict: bool, report: LoadReport | None, reparse,
                        report=report, reparse=fresh, shared=shared)
 
 
-def _gunzip(path: Path, data: bytes, max_bytes: int) -> bytes:
+def _gunzip(path: Path, data: bytes, max_bytes: int, cut: list[str] | None = None) -> bytes:
     """One zlib call (a third faster than ``gzip.open``'s chunked reads), never more
-    than ``max_bytes + 1`` out; files of several gzip members take ``gzip``'s path."""
+    than ``max_bytes + 1`` out; files of several gzip members take ``gzip``'s path.
+    A truncated stream is an error, or (``cut`` given) what it held, noted in ``cut``."""
     inflate = zlib.decompressobj(wbits=31)
     raw = inflate.decompress(data, max_bytes + 1)
     if inflate.eof and not inflate.unused_data:
@@ -255,12 +267,16 @@ def _gunzip(path: Path, data: bytes, max_bytes: int) -> bytes:
     if len(raw) > max_bytes or not inflate.eof:  # cut at the cap, or truncated
         if len(raw) > max_bytes:
             return raw
+        if cut is not None:
+            cut.append("the gzip stream ends early (the file was cut): what it held "
+                       "is shown")
+            return raw
         raise EOFError("Compressed file ended before the end-of-stream marker was reached")
     with gzip.open(path, "rb") as f:
         return f.read(max_bytes + 1)
 
 
-def _read_bytes(path: Path, max_bytes: int) -> bytes:
+def _read_bytes(path: Path, max_bytes: int, cut: list[str] | None = None) -> bytes:
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block or never end
         raise TraceError(f"{path}: not a regular file")
@@ -269,7 +285,7 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
     with open(path, "rb") as f:
         raw = f.read(max_bytes + 1)
     if raw[:2] == _GZIP_MAGIC:
-        raw = _gunzip(path, raw, max_bytes)
+        raw = _gunzip(path, raw, max_bytes, cut)
     if len(raw) > max_bytes:
         raise TraceError(f"{path}: trace larger than {max_bytes} bytes uncompressed")
     return raw

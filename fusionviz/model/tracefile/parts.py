@@ -33,9 +33,11 @@ def encode(data: dict, dumps: Callable[[object], bytes]) -> bytes:
     return b"\n".join([dumps(data), *lines]) + b"\n"
 
 
-def split(raw: bytes, parse: Callable[[bytes], object]) -> tuple[object, PartStore | None]:
+def split(raw: bytes, parse: Callable[[bytes], object],
+          partial: bool = False) -> tuple[object, PartStore | None]:
     """(the trace's core JSON, the store of its part lines); a single JSON document
-    (no part lines) gives (the document, None)."""
+    (no part lines) gives (the document, None). ``partial``: a file cut after its core
+    line still splits, its missing lines raising TraceError when read."""
     end = raw.find(b"\n")
     if end > 0:
         try:
@@ -43,23 +45,29 @@ def split(raw: bytes, parse: Callable[[bytes], object]) -> tuple[object, PartSto
         except (ValueError, UnicodeDecodeError):
             core = None  # e.g. indented JSON: its first line is not a document
         if isinstance(core, dict) and "parts" in core:
-            return core, PartStore(raw[end + 1:].split(b"\n"), core.pop("parts"), parse)
+            return core, PartStore(raw[end + 1:].split(b"\n"), core.pop("parts"), parse,
+                                   partial)
     doc = parse(raw)
     if isinstance(doc, dict) and "parts" in doc:  # a core line cut before its newline:
-        return doc, PartStore([], doc.pop("parts"), parse)  # its parts are missing
+        return doc, PartStore([], doc.pop("parts"), parse, partial)  # its parts are missing
     return doc, None
 
 
 class PartStore:
     """The part lines of one file, each parsed on first use."""
 
-    def __init__(self, lines: list[bytes], layout: object, parse) -> None:
+    def __init__(self, lines: list[bytes], layout: object, parse, partial: bool = False) -> None:
         if lines and not lines[-1]:
             lines.pop()  # the final newline
+        expected = layout.get("lines") if isinstance(layout, dict) else None
         if not isinstance(layout, dict) or not isinstance(layout.get("chunk"), int) \
-                or layout.get("lines") != len(lines) or layout["chunk"] < 1:
+                or not isinstance(expected, int) or layout["chunk"] < 1 \
+                or len(lines) > expected or (len(lines) < expected and not partial):
             raise TraceError(f"the file's parts are incomplete: {len(lines)} lines of "
-                             f"{layout.get('lines') if isinstance(layout, dict) else '?'}")
+                             f"{expected if expected is not None else '?'}")
+        self.present = len(lines)  # a cut file: the lines after these are missing
+        self.missing = expected - len(lines)
+        lines = [*lines, *([None] * self.missing)]
         self.lines: list[bytes | None] = lines
         self.chunk: int = layout["chunk"]
         self._parse = parse
@@ -81,6 +89,9 @@ class PartStore:
 
     def _parse_line(self, line: int, parse) -> object:
         text = self.lines[line]
+        if line >= self.present:
+            raise TraceError(f"part line {line + 2} of the file is missing: the file is cut "
+                             f"after line {self.present + 1}")
         if text is None:
             raise TraceError(f"part line {line + 2} of the file was already let go")
         try:
