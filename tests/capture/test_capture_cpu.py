@@ -127,3 +127,28 @@ def test_nodes_know_the_module_they_come_from_forward_and_backward(capture):
     mixed = next(n for n in forward.nodes if {o.module for o in n.origins} >= {"h.0", "h.1.ln"})
     assert (mixed.module, mixed.module_class) == ("h", "")
     assert all(n.module.startswith("h") for g in trace.graphs for n in g.nodes)
+
+
+def test_a_child_left_holding_stdout_neither_holds_the_capture_nor_outlives_it(tmp_path):
+    import os
+    import re
+    import time
+
+    from fusionviz.model.run.runner import run_capture
+
+    scripts = __import__("pathlib").Path(__file__).parents[1] / "data" / "scripts"
+    lines: list[str] = []
+    t0 = time.monotonic()
+    trace = run_capture(str(scripts / "leaves_a_child.py"), str(tmp_path / "t.json.gz"),
+                        device="cpu", on_output=lines.append)
+    assert time.monotonic() - t0 < 60  # not the child's 120 s
+    assert trace.script.status == "no_graphs"
+    pid = int(re.search(r"child pid (\d+)", "\n".join(lines)).group(1))
+    time.sleep(0.5)
+    try:
+        os.kill(pid, 0)
+        stat = __import__("pathlib").Path(f"/proc/{pid}/stat").read_text()
+        alive = stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone
+    except (ProcessLookupError, FileNotFoundError):
+        alive = False
+    assert not alive, "the script's child still runs after the capture"

@@ -199,21 +199,38 @@ def run_capture(
         reader.start()
         deadline = None if timeout is None else time.monotonic() + timeout
         timer = _killer(proc, timeout)
+        failed: list[BaseException] = []
+
+        def read_stdout() -> None:
+            try:
+                for line in proc.stdout:
+                    msg = parse_progress(line.rstrip("\n"))
+                    if msg is not None and on_progress:
+                        on_progress(msg)
+                    elif msg is None and on_output:
+                        on_output(line.rstrip("\n"))
+            except BaseException as e:  # noqa: BLE001 - a callback raised: re-raised below
+                failed.append(e)
+                _kill_group(proc)
+
+        out_reader = threading.Thread(target=read_stdout, daemon=True)
+        out_reader.start()
         try:
-            for line in proc.stdout:
-                msg = parse_progress(line.rstrip("\n"))
-                if msg is not None and on_progress:
-                    on_progress(msg)
-                elif msg is None and on_output:
-                    on_output(line.rstrip("\n"))
             code = proc.wait()
-        except BaseException:  # Ctrl+C, or a callback raised: never leave the child behind
+            # The child is gone; what it started (a forked worker, a daemon) may hold
+            # its stdout open and run on: after its last lines, end the whole group.
+            out_reader.join(EXIT_GRACE_S)
+            _kill_group(proc)
+            out_reader.join(5)
+        except BaseException:  # Ctrl+C: never leave the child behind
             _kill_group(proc)
             proc.wait()
             raise
         finally:
             if timer:
                 timer.cancel()
+        if failed:
+            raise failed[0]
         reader.join(5)
         proc.stdout.close()
         if not reader.is_alive():  # else a process the script left behind still holds it
@@ -224,6 +241,9 @@ def run_capture(
             stderr_tail="".join(err)[-8000:], script=str(script),
         )
         return tracefile.load_trace(out)
+
+
+EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines
 
 
 def _drain(stream, sink: list[str]) -> None:
