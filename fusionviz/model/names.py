@@ -7,6 +7,7 @@ can tell which layer a fusion belongs to without hovering node by node.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from fusionviz.model.trace import Graph, Node
@@ -57,13 +58,7 @@ def common_module(paths: Iterable[str]) -> str:
         columns = list(zip(*parts, strict=True))
         if all(len(set(c)) == 1 or all(x.isdigit() for x in c) for c in columns):
             return ".".join(c[0] if len(set(c)) == 1 else "*" for c in columns)
-    common = parts[0]
-    for p in parts[1:]:
-        n = 0
-        while n < min(len(common), len(p)) and common[n] == p[n]:
-            n += 1
-        common = common[:n]
-    return ".".join(common)
+    return ".".join(os.path.commonprefix(parts))  # works on lists of path segments
 
 
 class Names:

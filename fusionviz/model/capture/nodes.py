@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from fusionviz.model.trace import Access, Edge, Group, Node, Origin
@@ -128,13 +129,7 @@ def common_module(origins: tuple[Origin, ...], classes: dict[str, str]) -> tuple
              if o.module or o.module_class]
     if not paths:
         return "", ""
-    common = paths[0]
-    for p in paths[1:]:
-        n = 0
-        while n < min(len(common), len(p)) and common[n] == p[n]:
-            n += 1
-        common = common[:n]
-    path = ".".join(common)
+    path = ".".join(os.path.commonprefix(paths))  # segment by segment
     return path, classes.get(path, "")
 
 

@@ -33,39 +33,26 @@ VIEWS_KEPT = 8  # visible graphs kept per graph (each holds a dict over all node
 
 class Folding:
     def __init__(self) -> None:
-        self.graph: Graph | None = None
-        self.tree: ModuleTree | None = None
-        self.runs: list[Run] = []
-        self.collapsed: frozenset[str] = frozenset()
-        self.folded: tuple[Run, ...] = ()
-        self.opened: frozenset[str] = frozenset()  # modules opened from a box: framed
-        self.view: ModuleView | None = None
-        self.hubs: dict[str, tuple[str, ...]] = {}  # hub -> consumers, edges not drawn
-        self._decisions: dict[str, RunDecisions] = {}
-        self._box_colors: dict[str, tuple] = {}
-        self._box_index: dict[str, np.ndarray] = {}
-        self._colors_of = None
-        self._node_kernel: np.ndarray | None = None
-        self._views: dict[tuple, ModuleView] = {}  # per folding, oldest first
-        self._group_of: tuple = (None, {})
+        self._group_of: tuple = (None, {})  # a step's groups and each node's group id
         self._inside: dict[str, tuple[int, int]] = {}  # per box at the step of _group_of
-        self.focus: tuple[tuple[str, ...], int] | None = None  # (nodes, hops) shown alone
+        self.set_graph(None)
 
     # ---- state ----------------------------------------------------------------------
     def set_graph(self, graph: Graph | None) -> None:
         """A new graph: its module tree, its repeated blocks, the default folding."""
         self.graph = graph
         self.tree = ModuleTree(graph) if graph is not None else None
-        self.runs = repeated_runs(self.tree) if self.tree else []
-        self.collapsed, self.opened = frozenset(), frozenset()
+        self.runs: list[Run] = repeated_runs(self.tree) if self.tree else []
+        self.collapsed: frozenset[str] = frozenset()
+        self.opened: frozenset[str] = frozenset()  # modules opened from a box: framed
+        self.folded: tuple[Run, ...] = ()
+        self.focus: tuple[tuple[str, ...], int] | None = None  # (nodes, hops) shown alone
         self._decisions: dict[str, RunDecisions] = {}
         self._box_colors: dict[str, tuple] = {}  # box key -> (its node count, its colors)
         self._box_index: dict[str, np.ndarray] = {}
         self._colors_of = None
         self._node_kernel: np.ndarray | None = None
         self._views: dict[tuple, ModuleView] = {}  # per folding, oldest first
-        self.focus = None
-        self.folded = ()
         if graph is not None and len(graph.nodes) > FIRST_VIEW:
             self._first_view()
         self._rebuild()
@@ -130,10 +117,6 @@ class Folding:
         self.opened = self.opened | {".".join(parts[:k]) for k in range(1, len(parts))}
         self._rebuild()
         return True
-
-    @property
-    def active(self) -> bool:
-        return bool(self.view and (self.view.boxes or self.hubs))
 
     def collapse_to_depth(self, depth: int) -> bool:
         """Every module ``depth`` levels down collapsed (0: everything expanded)."""
