@@ -10,6 +10,7 @@ import sys
 
 from fusionviz.cli.capture import add_capture_args, capture_command
 from fusionviz.cli.experiment import add_experiment_args, experiment_command
+from fusionviz.cli.qt_platform import platform_problem
 from fusionviz.cli.summary import add_summary_args, summary_command
 
 
@@ -83,7 +84,7 @@ def _open_gui(argv: list[str]) -> int:
     ap.add_argument("--mode", default=None)
     ap.add_argument("--benchmark-fusion", action="store_true")
     opts = ap.parse_args(argv)
-    problem = _no_display()
+    problem = _no_display() or platform_problem()
     if problem:
         print(f"fusionviz: {problem}", file=sys.stderr)
         return 2
