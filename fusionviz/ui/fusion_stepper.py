@@ -24,6 +24,7 @@ class FusionStepper(QWidget):
         self.slider.setPageStep(1)
         self.slider.setTickPosition(QSlider.TickPosition.TicksBelow)
         self.slider.setToolTip("Fusion step")
+        self.slider.setMinimumWidth(120)  # stays a slider, not a square, in a narrow window
         self.slider.valueChanged.connect(self.state.set_step)
         self.next = self._button(icon.SP_MediaSeekForward, "Next step (→)", self.go_next)
         self.last = self._button(icon.SP_MediaSkipForward, "Final kernels (End)", self.go_last)

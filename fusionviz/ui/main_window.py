@@ -12,6 +12,7 @@ from dataclasses import replace
 from html import escape
 
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -478,9 +479,20 @@ class MainWindow(QMainWindow):
         if geometry is not None:
             self.restoreGeometry(geometry)
         else:
-            self.resize(1500, 950)
+            self._fit_to_screen()
         self._shown = False
         self.set_dark(str(self.settings.value("dark", False)).lower() == "true")
+
+    def _fit_to_screen(self) -> None:
+        """First run: 1500×950 where it fits, else 92% of the screen's free area, centred."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            self.resize(1500, 950)
+            return
+        free = screen.availableGeometry()
+        width, height = min(1500, int(free.width() * 0.92)), min(950, int(free.height() * 0.92))
+        self.resize(width, height)
+        self.move(free.x() + (free.width() - width) // 2, free.y() + (free.height() - height) // 2)
 
     def save_layout(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())

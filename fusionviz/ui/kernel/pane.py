@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QToolButton,
     QVBoxLayout,
@@ -35,6 +36,7 @@ from fusionviz.ui.view_state import ViewState
 
 SIDE_BY_SIDE_SHORTCUT = "Ctrl+\\"
 _MAX_LISTED_NODES = 16
+_UNBROKEN = 24  # characters of a fact's value kept on one line
 _ROOT = QModelIndex()
 _NAME_ROLES = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDataRole.UserRole)
 
@@ -117,6 +119,9 @@ class KernelView(QWidget):
         self.swatch = QLabel(self)
         self.swatch.setFixedSize(14, 14)
         self.title = QLabel(self, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A long kernel name is cut at the pane's edge (its tooltip holds it whole)
+        # instead of widening the pane past a small screen.
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.facts = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.RichText)
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.code = CodeView(self)
@@ -138,6 +143,7 @@ class KernelView(QWidget):
         self.swatch.setStyleSheet(f"background: {color}; border: 1px solid #555;")
         self.swatch.show()
         self.title.setText(f"<b>{html.escape(kernel.name)}</b>")
+        self.title.setToolTip(kernel.name)
         self.facts.setText(_facts_html(kernel, time_kind, peak_gb_s, about))
         source = kernel.source or kernel.name
         self.code.set_source(source, language_for(kernel.backend, source))
@@ -151,9 +157,11 @@ class KernelView(QWidget):
 
 
 def _facts_html(kernel: Kernel, time_kind: str, peak_gb_s: float | None, about: str) -> str:
-    # nbsp inside values: lines may only wrap between facts, not inside "num_warps=4 …"
+    # nbsp inside short values: lines wrap between facts, not inside "num_warps=4"; a
+    # long value (a time with its spread) may wrap, so the pane fits a small screen.
     parts = [f"<span style='color:gray'>{label}</span>&nbsp;"
-             f"{html.escape(value).replace(' ', '&nbsp;')}"
+             + (html.escape(value) if len(value) > _UNBROKEN else
+                html.escape(value).replace(" ", "&nbsp;"))
              for label, value in kernel_facts(kernel, time_kind, peak_gb_s)]
     nodes = list(kernel.nodes[:_MAX_LISTED_NODES])
     if len(kernel.nodes) > _MAX_LISTED_NODES:
@@ -193,7 +201,7 @@ class KernelPane(QWidget):
         top.addWidget(QLabel("Kernel:", self))
         for combo in self.combos:
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(24)
+            combo.setMinimumContentsLength(12)  # full names in the list; fits 1280 px
         top.addWidget(self.combos[0], 1)
         top.addWidget(self.side_button)
         top.addWidget(self.combos[1], 1)

@@ -229,6 +229,7 @@ class LedgerPane(QWidget):
             if scans:
                 text += f"; {scans} rejected while collecting candidates"
             self.title.setText(text)
+        self.title.setToolTip(self.title.text())  # the whole line where the pane cuts it
         self._apply_filter()
 
     def prepare_step(self, k: int) -> None:
