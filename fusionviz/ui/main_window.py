@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPlainTextEdit,
+    QTabBar,
+    QTabWidget,
     QTextBrowser,
     QToolBar,
     QVBoxLayout,
@@ -97,7 +99,40 @@ class MainWindow(QMainWindow):
         box.setSpacing(0)
         for w in (self.stepper, self.find_bar, self.graph_view):
             box.addWidget(w)
-        self.setCentralWidget(center)
+        # Comparisons open as closable tabs beside the explorer (the tab bar shows
+        # only then), not as windows over it.
+        self.views = QTabWidget()
+        self.views.setDocumentMode(True)
+        self.views.setTabsClosable(True)
+        self.views.setTabBarAutoHide(True)
+        self.views.addTab(center, "Explorer")
+        self.views.tabBar().setTabButton(0, QTabBar.ButtonPosition.RightSide, None)
+        self.views.tabCloseRequested.connect(self._close_view)
+        self.views.currentChanged.connect(self._on_view_changed)
+        self._explorer_docks: list[QDockWidget] = []  # shown again on the explorer's tab
+        self.setCentralWidget(self.views)
+
+    def show_view(self, widget: QWidget, title: str) -> None:
+        """Show ``widget`` (a comparison) in a tab of its own and bring it to the front."""
+        self.views.setCurrentIndex(self.views.addTab(widget, title))
+
+    def _on_view_changed(self, index: int) -> None:
+        """The explorer's docks belong to its tab: a comparison gets the whole window."""
+        if index > 0:
+            shown = [d for d in self.docks.values() if d.isVisible() and not d.isFloating()]
+            self._explorer_docks = self._explorer_docks or shown
+            for dock in shown:
+                dock.hide()
+        elif self._explorer_docks:
+            for dock in self._explorer_docks:
+                dock.show()
+            self._explorer_docks = []
+
+    def _close_view(self, index: int) -> None:
+        if index > 0:
+            widget = self.views.widget(index)
+            self.views.removeTab(index)
+            widget.close()
 
     def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -156,7 +191,7 @@ class MainWindow(QMainWindow):
         hooks = WindowHooks(
             start_run=self.start_run, capture_options_of=self.capture_options_of,
             show_error=self.show_error, open_trace=self.open_trace,
-            why_not_fused=self.why_not_fused,
+            why_not_fused=self.why_not_fused, show_view=self.show_view,
             show_status=lambda text: self.statusBar().showMessage(text, 10000))
         self.experiments = ExperimentActions(self.state, self.runner, hooks, self)
         self.actions_by_name = build_menus(self)
@@ -186,6 +221,7 @@ class MainWindow(QMainWindow):
         return self.open_trace(path)
 
     def open_trace(self, path: str) -> bool:
+        self.views.setCurrentIndex(0)  # the explorer's tab, also from a comparison
         self.completer.stop()
         self.warmer.stop()
         self.set_kernels_only(False)

@@ -212,13 +212,31 @@ def test_experiments_are_disabled_without_a_runnable_script(qtbot, settings, tmp
 
 def test_open_experiment_folder_and_a_bad_one(qtbot, window, tmp_path):
     view = window.experiments.open_experiment(str(RECORDED))
-    assert view is not None and view.isVisible()
+    # A tab of the explorer's window, in front, not a second window over it.
+    assert view is not None and window.views.currentWidget() is view and not view.isWindow()
+    assert window.statusBar().currentMessage().startswith("ab experiment (2 captures) "
+                                                          f"opened from {RECORDED}")
     assert window.open_path(str(RECORDED))  # a folder dropped or given on the command line
-    assert len(window.experiments.compare_windows) == 2
+    assert len(window.experiments.compare_windows) == 2 and window.views.count() == 3
     assert window.experiments.open_experiment(str(tmp_path)) is None
     assert "Cannot open the experiment" in window.errors[-1]
+    window.views.tabCloseRequested.emit(2)  # the tab's close button
+    qtbot.waitUntil(lambda: len(window.experiments.compare_windows) == 1)
+    assert window.views.count() == 2 and window.views.currentIndex() == 1
     window.close()  # the explorer takes its comparisons with it
     assert not view.isVisible() and not window.experiments.compare_windows
+
+
+def test_an_experiment_opened_alone_fills_the_explorer_with_its_baseline(qtbot, settings):
+    w = MainWindow(settings=settings)
+    qtbot.addWidget(w)
+    view = w.experiments.open_experiment(str(RECORDED))
+    assert w.views.currentWidget() is view
+    assert w.state.path == str(RECORDED / "a.json.gz")
+    w.show()
+    assert view.isVisible() and not w.docks["ledger"].isVisible()  # the whole window
+    w.views.setCurrentIndex(0)
+    assert w.docks["ledger"].isVisible() and w.docks["graphs"].isVisible()
 
 
 def test_a_child_that_dies_reports_why(qtbot, window, fake):

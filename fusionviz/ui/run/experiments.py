@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtGui import QAction
@@ -79,6 +80,8 @@ class WindowHooks:
     show_status: Callable[[str], None]
     open_trace: Callable[[str], bool]
     why_not_fused: Callable[[], object]
+    show_view: Callable[[QWidget, str], None]
+    """Show a comparison in the window (a tab of its own) under a title."""
 
 
 class ExperimentActions(QObject):
@@ -222,10 +225,12 @@ class ExperimentActions(QObject):
     # ---- results -----------------------------------------------------------------------------
     def _on_finished(self, path: str) -> None:
         if self.runner.job is EXPERIMENT:
-            self.open_experiment(path)
+            self.open_experiment(path, written=True)
 
-    def open_experiment(self, folder: str) -> CompareWindow | None:
-        """Open the comparison of an experiment folder in a window of its own."""
+    def open_experiment(self, folder: str, *, written: bool = False) -> CompareWindow | None:
+        """Open the comparison of an experiment folder in a tab of the window; an
+        explorer with nothing open gets the experiment's baseline trace too.
+        ``written``: the experiment was just run (the status bar says so)."""
         try:
             experiment = read_experiment(folder)
         except ValueError as e:
@@ -235,13 +240,17 @@ class ExperimentActions(QObject):
         if failed:
             self.hooks.show_error("Some captures of the experiment did not finish cleanly: "
                                    f"{', '.join(failed)}; their numbers may be partial.")
-        view = CompareWindow(experiment, folder, self.parent_widget)
+        view = CompareWindow(experiment, folder)
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         view.sig_open_trace.connect(self.hooks.open_trace)
         view.destroyed.connect(lambda _o=None, v=view: self._forget(v))
         self.compare_windows.append(view)
-        view.show()
-        self.hooks.show_status(f"experiment written to {folder}")
+        if self.state.trace is None and experiment.variants:
+            self.hooks.open_trace(str(Path(folder) / experiment.variants[0].file))
+        self.hooks.show_view(view, f"{experiment.kind}: {Path(experiment.script).name}")
+        done = "written to" if written else "opened from"
+        self.hooks.show_status(f"{experiment.kind} experiment ({len(experiment.variants)} "
+                               f"captures) {done} {folder}; its comparison is in its own tab")
         return view
 
     def close_windows(self) -> None:
