@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
         self.views.tabBar().setTabButton(0, QTabBar.ButtonPosition.RightSide, None)
         self.views.tabCloseRequested.connect(self._close_view)
         self.views.currentChanged.connect(self._on_view_changed)
-        self._explorer_docks: list[QDockWidget] = []  # shown again on the explorer's tab
+        self._explorer_state = None  # the docks' state, while a comparison is in front
         self.setCentralWidget(self.views)
 
     def show_view(self, widget: QWidget, title: str) -> None:
@@ -118,15 +118,16 @@ class MainWindow(QMainWindow):
 
     def _on_view_changed(self, index: int) -> None:
         """The explorer's docks belong to its tab: a comparison gets the whole window."""
-        if index > 0:
-            shown = [d for d in self.docks.values() if d.isVisible() and not d.isFloating()]
-            self._explorer_docks = self._explorer_docks or shown
-            for dock in shown:
-                dock.hide()
-        elif self._explorer_docks:
-            for dock in self._explorer_docks:
-                dock.show()
-            self._explorer_docks = []
+        if not self._shown:
+            return  # the first show arranges the docks, then comes back here
+        if index > 0 and self._explorer_state is None:
+            self._explorer_state = self.saveState()
+            for dock in self.docks.values():
+                if not dock.isFloating():
+                    dock.hide()
+        elif index == 0 and self._explorer_state is not None:
+            self.restoreState(self._explorer_state)
+            self._explorer_state = None
 
     def _close_view(self, index: int) -> None:
         if index > 0:
@@ -532,7 +533,7 @@ class MainWindow(QMainWindow):
 
     def save_layout(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("window_state", self.saveState())
+        self.settings.setValue("window_state", self._explorer_state or self.saveState())
         self.settings.sync()
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
@@ -545,6 +546,8 @@ class MainWindow(QMainWindow):
         saved = self.settings.value("window_state")
         if saved is None or not self.restoreState(saved):
             self._arrange_docks()
+        if self.views.currentIndex() > 0:  # a comparison opened before the first show
+            self._on_view_changed(self.views.currentIndex())
 
     def _arrange_docks(self) -> None:
         """The first-run layout: graphs left, kernel/details right, ledger/charts below."""
