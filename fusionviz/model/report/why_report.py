@@ -7,10 +7,12 @@ from __future__ import annotations
 from fusionviz.model.names import Names
 from fusionviz.model.queries import WhyEntry, WhyNot
 from fusionviz.model.report.formatting import cell
+from fusionviz.model.report.query import json_safe, trace_header
 from fusionviz.model.report.tables import plain_text
-from fusionviz.model.trace import Benchmark, Reason
+from fusionviz.model.trace import Benchmark, Graph, Reason, Trace
 from fusionviz.model.tracefile.io import to_dict
 
+WHY_SCHEMA = "fusionviz.why/1"
 # The columns of the decisions table, one row per recorded decision (``entry_cells``).
 COLUMNS = ("round", "phase", "rank", "pair", "outcome", "reasons", "benchmark")
 
@@ -72,3 +74,13 @@ def why_json(why: WhyNot, names: Names) -> dict:
             "cells": dict(zip(COLUMNS, entry_cells(e), strict=True)),  # as the dialog shows it
         } for e in why.entries],
     }
+
+
+def why_document(trace: Trace, path: str, graph: Graph, why: WhyNot) -> dict:
+    """The ``fusionviz.why/1`` document: the trace header, the graph, the answer."""
+    return json_safe({
+        "schema": WHY_SCHEMA,
+        **trace_header(trace, path),
+        "graph": {"index": graph.index, "kind": graph.kind, "compile_id": graph.compile_id},
+        **why_json(why, Names(graph)),
+    })
