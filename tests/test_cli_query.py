@@ -276,3 +276,14 @@ def test_as_a_subprocess(tmp_path):
     head = subprocess.run(f"{sys.executable} -m fusionviz query {path} --json | head -1",
                           shell=True, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert head.stdout == "{\n" and "Error" not in head.stderr
+
+
+def test_the_readme_names_every_key_of_the_schema():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Answers from the command line", 1)[1].split("\n## ", 1)[0]
+    described = ("header", "trace", "script", "graph", "kernel", "round", "ledger_row",
+                 "query", "why", "decision", "node_ref")
+    keys = {k for name in described for k in SCHEMA["$defs"][name].get("properties", {})}
+    missing = sorted(k for k in keys if k not in section)
+    assert not missing, missing
+    assert "docs/query.schema.json" in section and "Exit codes" in section
