@@ -1,4 +1,5 @@
-"""Command line: ``fusionviz [TRACE|SCRIPT|DIR]``, ``capture``, ``experiment``, ``summary``.
+"""Command line: ``fusionviz [TRACE|SCRIPT|DIR]``, ``capture``, ``experiment``, ``summary``,
+``query``, ``why``.
 
 Parses the command and hands it to its module; the window is imported only when
 opened, so the other commands run where there is no Qt."""
@@ -11,6 +12,7 @@ import sys
 from fusionviz.cli.capture import add_capture_args, capture_command
 from fusionviz.cli.experiment import add_experiment_args, experiment_command
 from fusionviz.cli.qt_platform import platform_problem
+from fusionviz.cli.query import add_query_args, add_why_args, query_command, why_command
 from fusionviz.cli.summary import add_summary_args, summary_command
 
 
@@ -38,11 +40,34 @@ def _summary_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _query_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="fusionviz query",
+        description="Print a trace's graphs, kernels, rounds and ledger as tables, or with "
+        "--json as the fusionviz.query/1 document. Exit codes: 0 done, 2 unreadable "
+        "trace or bad options, 3 no such graph.")
+    add_query_args(ap)
+    return ap
+
+
+def _why_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="fusionviz why",
+        description="Say whether nodes A and B fused, in which round, and if not why (every "
+        "recorded decision), as the window's 'Why Not Fused?' does; --json prints the "
+        "fusionviz.why/1 document. Exit codes: 0 answered, 2 unreadable trace or bad "
+        "options, 3 unknown node or graph, or names in several graphs (use --graph).")
+    add_why_args(ap)
+    return ap
+
+
 USAGE = """usage: fusionviz [TRACE | SCRIPT | EXPERIMENT_DIR] [--device D] [--mode M] [--benchmark-fusion]
        fusionviz capture SCRIPT [SCRIPT_ARGS...] -o TRACE [options] [-- ARGS...]
        fusionviz experiment SCRIPT (--sweep-rounds | --ab K=V | --forbid A,B | --force A,B
                             | --keep-spills) -o DIR [options]
        fusionviz summary TRACE [--rounds]
+       fusionviz query TRACE [--json] [--graph N] [--what graphs,kernels,rounds,ledger|all]
+       fusionviz why TRACE A B [--graph N] [--json]
 
 With no command, open the explorer window on TRACE, SCRIPT or an experiment folder
 (or capture the bundled example when none is given). `fusionviz capture -h` lists its options."""
@@ -65,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         return experiment_command(opts)
     if argv[:1] == ["summary"]:
         return summary_command(_summary_parser().parse_args(argv[1:]))
+    if argv[:1] == ["query"]:
+        return query_command(_query_parser().parse_args(argv[1:]))
+    if argv[:1] == ["why"]:
+        return why_command(_why_parser().parse_args(argv[1:]))
     return _open_gui(argv)
 
 
@@ -104,6 +133,6 @@ def _no_display() -> str:
         return ""
     return ("no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is "
             "set). Run it in a desktop session, under Xvfb (xvfb-run fusionviz ...), or "
-            "with QT_QPA_PLATFORM=offscreen; `fusionviz capture` and `fusionviz summary` "
-            "need no display.")
+            "with QT_QPA_PLATFORM=offscreen; `fusionviz capture`, `summary`, `query` and "
+            "`why` need no display.")
 

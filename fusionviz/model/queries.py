@@ -68,6 +68,8 @@ class WhyNot:
     same_kernel: bool
     entries: tuple[WhyEntry, ...]
     summary: str
+    fused: bool = False  # their groups became one (in a round, before or after them)
+    fused_round: int | None = None  # the Round.index that joined them, when a round did
 
 
 def why_not_fused(graph: Graph, node_a: str, node_b: str) -> WhyNot:
@@ -76,8 +78,10 @@ def why_not_fused(graph: Graph, node_a: str, node_b: str) -> WhyNot:
     kernels = kernel_of_node(graph)
     ka, kb = kernels.get(node_a), kernels.get(node_b)
     same_kernel = ka is not None and ka is kb
-    summary = _summary(graph, node_a, node_b, entries, ka if same_kernel else None)
-    return WhyNot(node_a, node_b, same_kernel, entries, summary)
+    merged = _merged_at(graph, node_a, node_b) if node_a != node_b else None
+    summary = _summary(graph, node_a, node_b, entries, ka if same_kernel else None, merged)
+    return WhyNot(node_a, node_b, same_kernel, entries, summary, fused=merged is not None,
+                  fused_round=merged[1] if merged else None)
 
 
 def _round_entries(rnd: Round, x: str, y: str) -> list[WhyEntry]:
@@ -118,16 +122,15 @@ def _round_entries(rnd: Round, x: str, y: str) -> list[WhyEntry]:
     return scans + ranked  # the scan runs before the ranked pairs are tried
 
 
-def _summary(graph, x, y, entries, kernel) -> str:
+def _summary(graph, x, y, entries, kernel, merged) -> str:
     nodes = node_index(graph)
     missing = [n for n in (x, y) if n not in nodes]
     if missing:
         return f"unknown node {missing[0]} in graph {graph.index}"
     if x == y:
         return "the same node"
-    merged = _merged_at(graph, x, y)
     if merged is not None:
-        return merged
+        return merged[0]
     detail = _decision(graph, nodes[x], nodes[y], entries)
     if kernel is not None:  # e.g. the C++ backend emits a kernel group per loop nest
         return f"not fused, but generated into one kernel ({kernel.name}); {detail}"
@@ -146,16 +149,17 @@ def _decision(graph: Graph, a: Node, b: Node, entries) -> str:
     return "never a candidate: " + _never_candidate(graph, a, b)
 
 
-def _merged_at(graph: Graph, x: str, y: str) -> str | None:
+def _merged_at(graph: Graph, x: str, y: str) -> tuple[str, int | None] | None:
+    """How and in which round (None: not in a round) ``x`` and ``y`` became one group."""
     for step in fusion_steps(graph):
         gx, gy = step.group_of.get(x), step.group_of.get(y)
         if gx is None or gx != gy:
             continue
         if step.label == "before fusion":
-            return "already one group before fusion (grouped before the fusion rounds)"
+            return "already one group before fusion (grouped before the fusion rounds)", None
         if step.round is None:
-            return "combined after the fusion rounds (e.g. into a combo kernel)"
-        return f"fused in {step.label}"
+            return "combined after the fusion rounds (e.g. into a combo kernel)", None
+        return f"fused in {step.label}", step.round.index
     return None
 
 

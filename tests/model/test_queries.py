@@ -136,6 +136,7 @@ def test_lookups():
 def test_fused_pair():
     why = why_not_fused(GRAPH, "op1", "op0")
     assert why.same_kernel and why.summary == "fused in round 1"
+    assert why.fused and why.fused_round == 1
     assert [(e.phase, e.outcome) for e in why.entries] == [
         ("scan", "accepted"),
         ("candidate", "fused"),
@@ -144,7 +145,7 @@ def test_fused_pair():
 
 def test_latest_decision_explains_a_pair_tried_twice():
     why = why_not_fused(GRAPH, "op4", "op0")  # via op0's group (op0, op1) in round 2
-    assert not why.same_kernel
+    assert not why.same_kernel and not why.fused and why.fused_round is None
     assert [(e.round, e.outcome) for e in why.entries] == [(2, "benchmark_slower")]
     why = why_not_fused(GRAPH, "op1", "op4")
     assert [(e.round, e.outcome, e.rank) for e in why.entries] == [
@@ -245,6 +246,7 @@ def test_grouped_before_fusion_combined_after_and_one_kernel():
         ),
     )
     assert why_not_fused(foreach, "op3", "op5").summary.startswith("already one group")
+    assert why_not_fused(foreach, "op3", "op5").fused_round is None
     combo = replace(GRAPH, final_groups=AFTER_R1[:2] + (("op3", "op5"), ("op4",)))
     assert why_not_fused(combo, "op5", "op3").summary.startswith("combined after")
     cpu = replace(
@@ -327,6 +329,7 @@ def test_every_synthetic_fusion_is_explained_as_fused():
         for f in rnd.fusions:
             why = why_not_fused(graph, f.a[-1], f.b[0])
             assert why.same_kernel and why.summary == f"fused in round {rnd.index}"
+            assert why.fused and why.fused_round == rnd.index
 
 
 @pytest.mark.parametrize("path", REAL_TRACES, ids=lambda p: p.name)

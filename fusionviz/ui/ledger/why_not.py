@@ -1,5 +1,6 @@
 """The "why not fused?" report on two selected nodes: every recorded decision between
-their groups (``queries.why_not_fused``), in a non-modal dialog."""
+their groups (``queries.why_not_fused``, written by ``report.why_report`` as
+``fusionviz why`` writes it), in a non-modal dialog."""
 
 from __future__ import annotations
 
@@ -9,41 +10,24 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayo
 
 from fusionviz.model.names import Names
 from fusionviz.model.queries import why_not_fused
-from fusionviz.model.report.formatting import cell
+from fusionviz.model.report.why_report import COLUMNS, entry_cells
 
 
 def why_not_html(why, names: Names | None = None) -> str:
     """The ``why_not_fused`` report as HTML: the two nodes by readable name (main ops and
-    module), the summary, then one line per recorded decision."""
+    module), the summary, then one line per recorded decision (``why_report``'s cells,
+    which ``fusionviz why`` prints too)."""
     names = names or Names(None)
     parts = [f"<h3>{escape(names.label(why.node_a))}<br>× {escape(names.label(why.node_b))}</h3>",
              f"<p>{escape(why.summary)}</p>"]
     if why.entries:
-        head = ("round", "phase", "rank", "pair", "outcome", "reasons", "benchmark")
-        parts.append("<table cellspacing=6><tr>" + "".join(f"<th align=left>{h}</th>" for h in head)
-                     + "</tr>")
+        parts.append("<table cellspacing=6><tr>"
+                     + "".join(f"<th align=left>{h}</th>" for h in COLUMNS) + "</tr>")
         for e in why.entries:
-            cells = (e.round, e.phase, "" if e.rank is None else e.rank,
-                     f"{cell(e.a)}  ×  {cell(e.b)}", e.outcome,
-                     "; ".join(_reason(r) for r in e.reasons), _benchmark(e.benchmark))
-            parts.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
+            parts.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in entry_cells(e))
+                         + "</tr>")
         parts.append("</table>")
     return "".join(parts)
-
-
-def _reason(r) -> str:
-    return f"{r.text} ({r.check})" if r.check else r.text
-
-
-def _benchmark(b) -> str:
-    if b is None:
-        return ""
-    if b.spill:
-        return f"vetoed: {b.spill} kernel spills registers"
-    timed = [f"{name} {ms:.4g} ms" for name, ms in (("a", b.ms_a), ("b", b.ms_b),
-                                                   ("fused", b.ms_fused)) if ms is not None]
-    speed = f", speedup {b.speedup:.2f}×" if b.speedup is not None else ""
-    return ", ".join(timed) + speed
 
 
 class WhyNotDialog(QDialog):

@@ -1,0 +1,173 @@
+"""A trace as one JSON document for scripts, CI and coding assistants (``fusionviz
+query --json``), and the same answer as short text tables.
+
+The document's shape is ``fusionviz.query/1``, written down as a JSON Schema in
+``docs/query.schema.json`` (with ``fusionviz.why/1``, the answer of ``fusionviz
+why``: ``why_report``); a change that breaks a reader of version 1 gets a new version. Its rows are
+the ones the window shows: graph headlines (``queries.graph_headline``), kernel rows
+(``kernel_table``) and ledger rows (``ledger_table``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from fusionviz.model.names import Names
+from fusionviz.model.queries import graph_headline
+from fusionviz.model.report.formatting import group, ms, number
+from fusionviz.model.report.kernel_table import kernel_rows
+from fusionviz.model.report.ledger_table import ledger_rows
+from fusionviz.model.report.tables import plain_text
+from fusionviz.model.trace import Graph, Round, Trace
+from fusionviz.model.tracefile.io import to_dict
+from fusionviz.model.validate import graph_problems
+
+QUERY_SCHEMA = "fusionviz.query/1"
+SECTIONS = ("graphs", "kernels", "rounds", "ledger")
+
+
+def trace_header(trace: Trace, path: str) -> dict:
+    """What every document starts with: the file, the script's run and its machine."""
+    return {
+        "trace": {"path": path, "format": trace.format, "version": trace.version,
+                  "created": trace.created},
+        "script": to_dict(trace.script),
+        "env": to_dict(trace.env),
+        "config": to_dict(trace.config),
+        "capabilities": to_dict(trace.capabilities),
+        "warnings": list(trace.warnings),
+        "problems": to_dict(trace.problems),
+    }
+
+
+def query_document(trace: Trace, path: str, *, sections=SECTIONS,
+                   graph: int | None = None) -> dict:
+    """The ``fusionviz.query/1`` document: the header, ``graphs`` always, and those of
+    ``kernels``, ``rounds`` and ``ledger`` named in ``sections``; ``graph`` keeps that
+    graph (by index) only."""
+    graphs = [g for g in trace.graphs if graph is None or g.index == graph]
+    doc = {"schema": QUERY_SCHEMA, **trace_header(trace, path),
+           "graphs": [graph_row(g) for g in graphs]}
+    if "kernels" in sections:
+        doc["kernels"] = [row for g in graphs for row in kernel_json(g)]
+    if "rounds" in sections:
+        doc["rounds"] = [round_json(g, r) for g in graphs for r in g.rounds]
+    if "ledger" in sections:
+        doc["ledger"] = [row for g in graphs for row in ledger_json(g)]
+    return json_safe(doc)
+
+
+def graph_row(g: Graph) -> dict:
+    """One graph: what it is, its headline numbers, and why it exists (graph-break and
+    recompile reasons, when the trace recorded them: empty lists otherwise)."""
+    return {
+        "index": g.index,
+        "compile_id": g.compile_id,
+        "kind": g.kind,
+        "device": g.device,
+        "backend": g.backend,
+        **graph_headline(g),
+        "fusion_s": g.fusion_s,
+        "break_reasons": to_dict(list(getattr(g, "break_reasons", ()) or ())),
+        "recompile_reasons": to_dict(list(getattr(g, "recompile_reasons", ()) or ())),
+        "warnings": list(g.warnings),
+        "problems": graph_problems(g),
+    }
+
+
+def kernel_json(g: Graph) -> list[dict]:
+    """The kernel table's rows of ``g`` (times as recorded: device ms per graph call on
+    the GPU), with the backend and every member node by raw and readable name."""
+    names = Names(g)
+    return [{
+        "graph": g.index,
+        "name": k.name,
+        "kind": k.kind,
+        "backend": k.backend,
+        "ms": row["ms"],
+        "share": row["share"],
+        "launches": k.calls,
+        "bytes": k.bytes,
+        "gb_s": row["gb_s"],
+        "regs": k.n_regs,
+        "spills": k.n_spills,
+        "about": row["module"],
+        "nodes": list(k.nodes),
+        "node_labels": [names.label(n) for n in k.nodes],
+    } for k, row in zip(g.kernels, kernel_rows(g), strict=True)]
+
+
+def round_json(g: Graph, r: Round) -> dict:
+    """One fusion round of ``g``: its size before and after, its candidates and the
+    pairs it fused."""
+    return {
+        "graph": g.index,
+        "round": r.index,
+        "reorder": r.reorder,
+        "wall_s": r.wall_s,
+        "groups_before": len(r.groups_before),
+        "groups_after": len(r.groups_after),
+        "candidates": len(r.candidates),
+        "verdicts": len(r.verdicts),
+        "verdicts_dropped": r.verdicts_dropped,
+        "fused": [{"a": list(f.a), "b": list(f.b), "bytes_saved": f.bytes_saved}
+                  for f in r.fusions],
+    }
+
+
+def ledger_json(g: Graph) -> list[dict]:
+    """The ledger table's rows of every round of ``g`` (candidates in score order, then
+    rejecting scan verdicts), the ``score_*`` columns gathered in ``score``."""
+    names = Names(g)
+    out = []
+    for r in g.rounds:
+        for row in ledger_rows(r, names):
+            plain = {"graph": g.index, "round": r.index}
+            for key, value in row.items():
+                if key.startswith("score_"):  # in the place of the score columns
+                    plain.setdefault("score", {})[key.removeprefix("score_")] = value
+                else:
+                    plain[key] = list(value) if isinstance(value, tuple) else value
+            plain.setdefault("score", {})
+            out.append(plain)
+    return out
+
+
+def json_safe(value):
+    """``value`` with tuples as lists and NaN/infinity as None (not JSON)."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def query_text(doc: dict) -> str:
+    """The document's sections as short aligned tables (what ``query`` prints)."""
+    s = doc["script"]
+    parts = [f"{doc['trace']['path']}: {s['path']} ({s['status']}), "
+             f"{len(doc['graphs'])} graph(s)"]
+    parts += ["", plain_text(
+        ("graph", "kind", "compile id", "nodes", "kernels", "rounds", "fusions",
+         "compiled", "eager", "breaks", "recompiles"),
+        ((g["index"], g["kind"], g["compile_id"], g["nodes"], g["kernels"], g["rounds"],
+          g["fusions"], ms(g["compiled_ms"]), ms(g["eager_ms"]), len(g["break_reasons"]),
+          len(g["recompile_reasons"])) for g in doc["graphs"]))]
+    if "kernels" in doc:
+        parts += ["", plain_text(
+            ("graph", "kernel", "kind", "ms", "launches", "ops · module", "nodes"),
+            ((k["graph"], k["name"], k["kind"], number(k["ms"]), k["launches"], k["about"],
+              group(k["nodes"])) for k in doc["kernels"]))]
+    if "rounds" in doc:
+        parts += ["", plain_text(
+            ("graph", "round", "groups", "candidates", "fused"),
+            ((r["graph"], r["round"], f"{r['groups_before']} -> {r['groups_after']}",
+              r["candidates"], len(r["fused"])) for r in doc["rounds"]))]
+    if "ledger" in doc:
+        parts += ["", plain_text(
+            ("graph", "round", "rank", "pair", "outcome", "reasons"),
+            ((x["graph"], x["round"], x["rank"], f"{group(x['a'])} × {group(x['b'])}",
+              x["outcome"], x["reasons"]) for x in doc["ledger"]))]
+    return "\n".join(parts)
