@@ -11,7 +11,7 @@ import os
 from dataclasses import replace
 from html import escape
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QEvent, QSettings, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -93,6 +93,9 @@ class MainWindow(QMainWindow):
         self.find_hits = QLabel()
         self.find_bar.addWidget(self.find_hits)
         self.find_bar.hide()
+        self.find_edit.installEventFilter(self)
+        close = self.find_bar.addAction("✕", self.hide_find)
+        close.setToolTip("Close the find bar (Esc)")
         center = QWidget()
         box = QVBoxLayout(center)
         box.setContentsMargins(0, 0, 0, 0)
@@ -416,6 +419,21 @@ class MainWindow(QMainWindow):
         self.find_bar.show()
         self.find_edit.setFocus()
         self.find_edit.selectAll()
+
+    def hide_find(self) -> None:
+        self.find_bar.hide()
+        self.graph_view.setFocus()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt override)
+        """Esc in the find field closes the find bar, also while Esc would cancel a run."""
+        if watched is self.find_edit and event.type() in (
+                QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) \
+                and event.key() == Qt.Key.Key_Escape:
+            event.accept()
+            if event.type() == QEvent.Type.KeyPress:
+                self.hide_find()
+            return True
+        return super().eventFilter(watched, event)
 
     def _on_find(self) -> None:
         text = self.find_edit.text()

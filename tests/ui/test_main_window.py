@@ -182,6 +182,12 @@ def test_find_bar_searches_the_graph(window, synthetic_path, qtbot):
     hits = [window.graph_view.paint_data.names[i] for i in window.graph_view.overlay.hits]
     assert hits and all("op12" in h for h in hits)
     assert window.find_hits.text().strip().startswith(str(len(hits)))
+    window.actions_by_name["cancel"].setEnabled(True)  # Esc also cancels a running capture
+    qtbot.keyClick(window.find_edit, Qt.Key.Key_Escape)
+    assert not window.find_bar.isVisible()
+    window.actions_by_name["find"].trigger()
+    next(a for a in window.find_bar.actions() if a.text() == "✕").trigger()
+    assert not window.find_bar.isVisible()
 
 
 def test_app_start_opens_a_trace_or_captures_the_bundled_example(window, synthetic_path,
