@@ -8,6 +8,7 @@ can tell which layer a fusion belongs to without hovering node by node.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 from fusionviz.model.trace import Graph, Node
@@ -27,14 +28,36 @@ _REDUCTIONS = frozenset({
 })
 
 
+# Ops a template kernel (max-autotune's Triton matmuls, convolutions) is built around.
+_TEMPLATES = frozenset({
+    "mm", "addmm", "bmm", "baddbmm", "mm_plus_mm", "convolution", "_scaled_mm", "_int_mm",
+    "flex_attention", "flex_attention_backward",
+})
+_FUNCTION = re.compile(r"<function (\w+)")
+
+
+def readable_op(op: str) -> str:
+    """An op name as recorded, or the function inside a recorded ``repr``
+    (``functools.partial(<function mm_plus_mm …>, …)`` → ``mm_plus_mm``); "" for none."""
+    if op.isidentifier():
+        return op
+    found = _FUNCTION.search(op)
+    return found.group(1) if found else ""
+
+
 def main_ops(node: Node, limit: int = 2) -> tuple[str, ...]:
     """What the node computes, most telling first: its extern call, its reductions,
-    then its other non-plumbing ops; plumbing only when it has nothing else."""
+    then its other non-plumbing ops; plumbing only when it has nothing else. A
+    template node: ``mm template`` and then its epilogue's ops."""
     if node.extern_kernel:
         return (extern_op(node.extern_kernel),)
-    ops = list(dict.fromkeys(node.ops))
+    ops = [o for o in dict.fromkeys(map(readable_op, node.ops)) if o]
     telling = [o for o in ops if o in _REDUCTIONS] + [
         o for o in ops if o not in _REDUCTIONS and o not in _PLUMBING]
+    if node.category == "template":
+        template = next((o for o in ops if o in _TEMPLATES), "")
+        epilogue = [o for o in telling if o != template]
+        return (f"{template} template".lstrip(), *epilogue)[:limit]
     return tuple((telling or [o for o in ops if o != "default"])[:limit])
 
 

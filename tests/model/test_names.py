@@ -46,3 +46,15 @@ def test_ledger_rows_and_the_summary_carry_readable_names_and_keep_the_raw_ones(
     described = [r for r in rows if "blocks." in r["a_is"]]
     assert len(described) > 0.5 * len(rows)
     assert any("blocks.*" in line for line in graph_lines(FORWARD))
+
+
+def test_template_nodes_are_named_by_their_template_and_epilogue():
+    """max-autotune's Triton templates (H200 trace): ``mm template, add``, never the
+    ``repr`` of the lowering pattern an op name was once cut from."""
+    trace = load_trace(DATA / "gpu_mlp_block_autotune.json.gz")
+    labels = [Names(g).about(n.name) for g in trace.graphs for n in g.nodes
+              if n.category == "template"]
+    assert "mm template" in labels and "addmm template" in labels
+    assert "mm template, add" in labels  # a template with its fused epilogue
+    assert all(label.endswith("template") or "template, " in label for label in labels)
+    assert not any("{" in label or "[" in label or "(" in label for label in labels)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -69,6 +70,8 @@ def short_op(target: object) -> str:
     opname = getattr(target, "_opname", None)  # OpOverload(Packet): prims.convert_element_type
     if isinstance(opname, str) and opname:
         return opname
+    if isinstance(target, functools.partial):  # a lowering pattern: partial(mm_plus_mm, …)
+        return short_op(target.func)
     text = str(target)
     if text.startswith("aten."):
         return text.split(".")[1]
