@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 from urllib.parse import quote, unquote
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from fusionviz.model.errors import TraceError
@@ -46,11 +46,13 @@ def _accesses_html(title: str, accesses: tuple[Access, ...]) -> str:
 
 
 def _origin_html(origin: Origin) -> str:
-    where = f"{origin.file}:{origin.line}" if origin.file else "(no source location)"
+    if origin.file:  # a link: opens the line in the user's editor
+        where = _link("source", f"{origin.line}:{origin.file}", f"{origin.file}:{origin.line}")
+    else:
+        where = f"<span {_GRAY}>(no source location)</span>"
     code = f"<pre>{escape(origin.code.strip())}</pre>" if origin.code.strip() else ""
     return (f"<li><code>{escape(origin.name)}</code> <span {_GRAY}>←</span> "
-            f"<code>{escape(origin.target)}</code><br><span {_GRAY}>{escape(where)}</span>"
-            f"{code}</li>")
+            f"<code>{escape(origin.target)}</code><br>{where}{code}</li>")
 
 
 def _module_html(node: Node) -> str:
@@ -64,6 +66,9 @@ def _module_html(node: Node) -> str:
 
 class DetailsPane(QWidget):
     """Rich-text details of ``state.selected_nodes`` in the current graph."""
+
+    sig_open_source = Signal(str, int)
+    """The user clicked a source location: (file as recorded, line)."""
 
     def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -179,3 +184,6 @@ class DetailsPane(QWidget):
             self._state.select_kernel(name)
         elif kind == "node":
             self._state.select_nodes((name,))
+        elif kind == "source":
+            line, _, file = name.partition(":")
+            self.sig_open_source.emit(file, int(line or 0))

@@ -16,6 +16,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -36,8 +37,9 @@ from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
 from fusionviz.model.queries import load_warning
 from fusionviz.model.tracefile.io import load_trace
+from fusionviz.model.tracefile.save_as import save_trace_as
 from fusionviz.model.validate import graph_problems
-from fusionviz.ui import export
+from fusionviz.ui import editor, export
 from fusionviz.ui.charts.pane import ChartsPane
 from fusionviz.ui.details_pane import DetailsPane
 from fusionviz.ui.fusion_stepper import FusionStepper
@@ -156,6 +158,7 @@ class MainWindow(QMainWindow):
         self.output.setMaximumBlockCount(5000)
         self.kernel_pane = KernelPane(self.state)
         self.details_pane = DetailsPane(self.state)
+        self.details_pane.sig_open_source.connect(self.open_source)
         self.charts_pane = ChartsPane(self.state)
         self.kernel_table = KernelTable(self.state)
         self.module_outline = ModuleOutline(self.state, self.graph_view)
@@ -483,6 +486,44 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Open trace", "", TRACE_FILTER)
         if path:
             self.open_trace(path)
+
+    def save_trace_as_dialog(self) -> None:
+        if not self.state.path:
+            self.show_error("No trace is open: open or capture one first.")
+            return
+        name = os.path.basename(self.state.path)
+        path, _ = QFileDialog.getSaveFileName(self, "Save trace as", name, TRACE_FILTER)
+        if path:
+            self.save_trace_as(path)
+
+    def save_trace_as(self, path: str) -> bool:
+        """Copy the open trace to ``path`` (compressed or not by its suffix)."""
+        try:
+            save_trace_as(self.state.path, path)
+        except OSError as e:
+            self.show_error(f"Cannot save the trace to {path}: {e.strerror or e}.\n\n"
+                            "Choose another folder or free some space.")
+            return False
+        self.add_recent(path)
+        self.statusBar().showMessage(f"trace saved as {path}", 10000)
+        return True
+
+    def open_source(self, file: str, line: int) -> bool:
+        """Open a source line of the script in the user's editor (File ▸ Editor Command…)."""
+        trace = self.state.trace
+        problem = editor.open_source(file, line, trace.script.path if trace else "",
+                                     self.settings)
+        if problem:
+            self.show_error(problem)
+        return not problem
+
+    def editor_dialog(self) -> None:
+        command, ok = QInputDialog.getText(
+            self, "Editor command", "Command that opens a source line ({file} and {line} "
+            f"are filled in; empty: the desktop's default):\n{editor.EXAMPLES}",
+            text=editor.editor_command(self.settings))
+        if ok:
+            editor.set_editor_command(command, self.settings)
 
     def open_script_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open script", "", "Python (*.py)")

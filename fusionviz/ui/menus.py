@@ -12,6 +12,8 @@ import os
 
 from PySide6.QtGui import QAction, QKeySequence
 
+from fusionviz.ui.run import storage
+
 SEPARATOR = None
 
 
@@ -25,6 +27,7 @@ def menu_entries(window) -> tuple:
          w.open_script_dialog),
         ("&File", "open_experiment", "Open E&xperiment…", "Ctrl+Shift+X",
          x.open_experiment_dialog),
+        ("&File", "save_as", "Save Trace &As…", "Ctrl+Shift+S", w.save_trace_as_dialog),
         ("&File", "rerun", "&Re-run Last Script", "Ctrl+R", w.rerun),
         ("&File", "cancel", "&Cancel Capture or Experiment", "Esc", w.runner.cancel),
         ("&File", SEPARATOR),
@@ -32,6 +35,8 @@ def menu_entries(window) -> tuple:
          w.export_graph_dialog),
         ("&File", "export_ledger", "Export &Ledger (CSV/Markdown)…", "Ctrl+Shift+E",
          w.export_ledger_dialog),
+        ("&File", SEPARATOR),
+        ("&File", "editor", "Editor &Command… (opens source lines)", "", w.editor_dialog),
         ("&File", SEPARATOR),
         ("&File", "quit", "&Quit", "Ctrl+Q", w.close),
         ("&View", "fit", "&Fit Graph", "F", view.fit),
@@ -102,18 +107,30 @@ def build_menus(window) -> dict[str, QAction]:
 
 
 def _recent_menu(window, file_menu) -> None:
-    recent = file_menu.addMenu("Open &Recent")
-    file_menu.insertMenu(file_menu.actions()[2], recent)
+    for title, paths, at in (("Open &Recent", window.recent_files, 2),
+                             ("Recent &Captures", _captures, 3)):
+        _paths_menu(window, file_menu, title, paths, at)
+
+
+def _captures() -> list[str]:
+    return [str(p) for p in storage.recent_captures()]
+
+
+def _paths_menu(window, file_menu, title: str, paths, at: int) -> None:
+    menu = file_menu.addMenu(title)
+    file_menu.insertMenu(file_menu.actions()[at], menu)
+    menu.setToolTipsVisible(True)
 
     def fill() -> None:
-        recent.clear()
-        for path in window.recent_files():
-            action = recent.addAction(os.path.basename(path))
+        menu.clear()
+        listed = paths()
+        for path in listed:
+            action = menu.addAction(os.path.basename(path))
             action.setToolTip(path)
             action.triggered.connect(lambda _checked=False, p=path: window.open_path(p))
-        recent.setEnabled(bool(window.recent_files()))
+        menu.setEnabled(bool(listed))
 
-    recent.aboutToShow.connect(fill)
+    file_menu.aboutToShow.connect(fill)  # also when it was empty (and disabled) before
     fill()
 
 

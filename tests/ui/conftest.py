@@ -22,9 +22,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 @pytest.fixture(autouse=True)
-def isolated_settings(tmp_path_factory):
-    """QSettings() of the code under test writes to a fresh temporary folder."""
+def isolated_settings(tmp_path_factory, monkeypatch):
+    """QSettings() of the code under test writes to a fresh temporary folder, and so do
+    captures started from the window (``FUSIONVIZ_DATA_DIR``)."""
     folder = tmp_path_factory.mktemp("settings")
+    monkeypatch.setenv("FUSIONVIZ_DATA_DIR", str(folder / "data"))
+    monkeypatch.delenv("FUSIONVIZ_EDITOR", raising=False)
     for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
         QSettings.setPath(fmt, QSettings.Scope.UserScope, str(folder))
         QSettings.setPath(fmt, QSettings.Scope.SystemScope, str(folder / "system"))

@@ -25,6 +25,7 @@ from fusionviz.model.experiment import runs as experiments
 from fusionviz.model.run import runner
 from fusionviz.model.run.process_tree import in_own_session, kill_tree
 from fusionviz.model.run.protocol import describe_progress, parse_progress, variant_position
+from fusionviz.ui.run import storage
 
 _STDERR_TAIL = 200  # lines kept for the error message / traceback pane
 
@@ -35,7 +36,7 @@ class Job:
 
     kind: str  # "capture" | "experiment"
     argv: Callable[..., list[str]]  # (script, out, **options) -> argv
-    temp_out: Callable[[str], str]  # script -> where the output goes when none is given
+    default_out: Callable[[str], str]  # script -> where output goes if none is given
     settle: Callable[..., None]  # (out, exit_code=, status=, stderr_tail=, script=); raises
 
 
@@ -55,21 +56,9 @@ def _settle_experiment(out: str, *, status: str | None, exit_code: int | None,
                   f"results\n\n{stderr_tail}".rstrip())
 
 
-def _temp_trace_path(script: str) -> str:
-    stem = os.path.splitext(os.path.basename(script))[0] or "capture"
-    fd, path = tempfile.mkstemp(prefix=f"fusionviz-{stem}-", suffix=".json.gz")
-    os.close(fd)
-    os.unlink(path)  # the child writes it atomically; an empty file would read as broken
-    return path
-
-
-def _temp_dir(script: str) -> str:
-    stem = os.path.splitext(os.path.basename(script))[0] or "script"
-    return tempfile.mkdtemp(prefix=f"fusionviz-experiment-{stem}-")
-
-
-CAPTURE = Job("capture", runner.capture_argv, _temp_trace_path, _settle_capture)
-EXPERIMENT = Job("experiment", experiments.experiment_argv, _temp_dir, _settle_experiment)
+CAPTURE = Job("capture", runner.capture_argv, storage.capture_path, _settle_capture)
+EXPERIMENT = Job("experiment", experiments.experiment_argv, storage.experiment_folder,
+                 _settle_experiment)
 
 
 class RunController(QObject):
@@ -106,7 +95,7 @@ class RunController(QObject):
         if self.running:
             raise RuntimeError(f"a {self.job.kind} is already running")
         self.job = job
-        self.script, self.out_path = script, out or job.temp_out(script)
+        self.script, self.out_path = script, out or job.default_out(script)
         argv = (self._argv_builder or job.argv)(script, self.out_path, **options)
         cache_dir = cache_dir or os.path.join(tempfile.gettempdir(), "fusionviz-cache")
         env = QProcessEnvironment()

@@ -1,0 +1,67 @@
+"""Open a source line of the user's script in their editor.
+
+The command comes from ``FUSIONVIZ_EDITOR`` or the setting File ▸ Editor Command…
+(``code -g {file}:{line}``, ``emacsclient -n +{line} {file}``, ``subl {file}:{line}``);
+``{file}`` and ``{line}`` are filled in, and a command naming neither gets the file
+as its last argument. With no command, the desktop's handler for the file opens it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from PySide6.QtCore import QProcess, QSettings, QUrl
+from PySide6.QtGui import QDesktopServices
+
+EXAMPLES = "code -g {file}:{line}   ·   emacsclient -n +{line} {file}   ·   subl {file}:{line}"
+
+
+def editor_command(settings: QSettings | None = None) -> str:
+    return os.environ.get("FUSIONVIZ_EDITOR") or str(
+        (settings or QSettings()).value("editor", "") or "")
+
+
+def set_editor_command(command: str, settings: QSettings | None = None) -> None:
+    (settings or QSettings()).setValue("editor", command.strip())
+
+
+def resolve(file: str, script: str = "") -> Path | None:
+    """``file`` as recorded (absolute, or relative to the script's folder or to where
+    the capture ran), if it is on this machine."""
+    path = Path(file)
+    if path.is_absolute():
+        candidates = [path]
+    else:
+        candidates = ([Path(script).parent / path] if script else []) + [Path.cwd() / path]
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def editor_argv(command: str, file: str, line: int) -> list[str]:
+    words = shlex.split(command)
+    argv = [w.replace("{file}", file).replace("{line}", str(line)) for w in words]
+    return argv if "{file}" in command else [*argv, file]
+
+
+def open_source(file: str, line: int, script: str = "",
+                settings: QSettings | None = None) -> str:
+    """Open ``file`` at ``line``; "" on success, else what went wrong and what to do."""
+    path = resolve(file, script)
+    if path is None:
+        return (f"{file} is not on this machine (the trace was captured elsewhere, or "
+                "the file moved).")
+    command = editor_command(settings)
+    if not command:
+        if QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            return ""
+        return (f"No application opens {path.name}; set one under File ▸ Editor "
+                f"Command… ({EXAMPLES}).")
+    try:
+        argv = editor_argv(command, str(path), line)
+    except ValueError as e:
+        return f"The editor command cannot be read ({e}): {command}"
+    if not argv or not QProcess.startDetached(argv[0], argv[1:]):
+        return (f"The editor command did not start: {command}. Change it under File ▸ "
+                "Editor Command….")
+    return ""

@@ -1,0 +1,120 @@
+"""Keeping the work: captures from the window land in the per-user data folder under
+names from the script and the time and are listed under Recent Captures; Save Trace As
+copies the open trace; a source line opens in the user's editor (a stub editor records
+the arguments it was started with)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fusionviz.model.tracefile.io import load_trace
+from fusionviz.ui.run import storage
+from fusionviz.ui.run.controller import CAPTURE, EXPERIMENT
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TRACE = DATA / "cpu_mlp_block.json.gz"
+
+
+def test_captures_are_named_from_the_script_and_time_in_the_data_folder():
+    first = Path(CAPTURE.default_out("/somewhere/train_gpt.py"))
+    assert first.parent == Path(os.environ["FUSIONVIZ_DATA_DIR"]) / "captures"
+    assert re.fullmatch(r"train_gpt-\d{8}-\d{6}\.json\.gz", first.name)
+    first.write_bytes(b"")  # the same second again: a new name, never an overwrite
+    assert Path(CAPTURE.default_out("/somewhere/train_gpt.py")).name != first.name
+    folder = Path(EXPERIMENT.default_out("/somewhere/train_gpt.py"))
+    assert folder.is_dir() and folder.name.startswith("train_gpt-experiment-")
+
+
+def test_recent_captures_lists_traces_and_experiments_newest_first(window):
+    folder = storage.captures_folder()
+    old, new = folder / "a-1.json.gz", folder / "b-2.json.gz"
+    old.write_bytes(TRACE.read_bytes())
+    new.write_bytes(TRACE.read_bytes())
+    os.utime(old, (time.time() - 100, time.time() - 100))
+    exp = folder / "c-experiment-3"
+    exp.mkdir()
+    (exp / "experiment.json").write_text("{}")
+    (folder / "notes.txt").write_text("not a capture")
+    assert [p.name for p in storage.recent_captures()] == [exp.name, new.name, old.name]
+    file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
+    file_menu.aboutToShow.emit()
+    menu = next(a.menu() for a in file_menu.actions() if a.text() == "Recent &Captures")
+    assert menu.isEnabled()
+    entry = next(a for a in menu.actions() if a.text() == new.name)
+    entry.trigger()
+    assert window.state.path == str(new)
+
+
+def test_save_trace_as_copies_the_open_trace(window, tmp_path):
+    assert window.open_trace(str(TRACE))
+    assert window.save_trace_as(str(tmp_path / "kept.json.gz"))
+    assert (tmp_path / "kept.json.gz").read_bytes() == TRACE.read_bytes()
+    assert window.save_trace_as(str(tmp_path / "kept.json"))  # plain JSON Lines
+    plain = (tmp_path / "kept.json").read_bytes()
+    assert plain == gzip.decompress(TRACE.read_bytes())
+    assert json.loads(plain.splitlines()[0])["format"]
+    assert load_trace(tmp_path / "kept.json").graphs == load_trace(TRACE).graphs
+    assert "saved as" in window.statusBar().currentMessage()
+    assert not window.save_trace_as(str(tmp_path / "no" / "such" / "dir.json.gz"))
+    assert "Cannot save the trace" in window.errors[-1]
+    assert not list(tmp_path.glob(".kept*"))  # no half-written file left
+
+
+@pytest.fixture
+def stub_editor(tmp_path):
+    """An 'editor' that writes the arguments it got to a file."""
+    log = tmp_path / "editor-args.json"
+    stub = tmp_path / "stub_editor.py"
+    stub.write_text(f"import json, sys\nopen({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\n")
+    return log, f"{sys.executable} {stub}"
+
+
+def _source_link(window) -> tuple[str, int]:
+    graph = window.state.graph
+    node = next(n for n in graph.nodes if any(o.file for o in n.origins))
+    window.state.select_nodes((node.name,))
+    html = window.details_pane.browser.toHtml()
+    href = re.search(r'href="(source:[^"]+)"', html).group(1)
+    origin = next(o for o in node.origins if o.file)
+    return href, origin
+
+
+def test_a_source_line_opens_in_the_configured_editor(window, stub_editor, qtbot, tmp_path):
+    log, command = stub_editor
+    script = tmp_path / "model.py"
+    script.write_text("x = 1\n" * 40)
+    from fusionviz.ui import editor
+
+    editor.set_editor_command(f"{command} --goto {{file}}:{{line}}", window.settings)
+    assert window.open_trace(str(TRACE))
+    href, origin = _source_link(window)
+    from PySide6.QtCore import QUrl
+
+    # The link in Details: the recorded file, found relative to the script or here.
+    found = editor.resolve(origin.file, window.state.trace.script.path)
+    window.details_pane.browser.anchorClicked.emit(QUrl(href))
+    if found is None:
+        assert "not on this machine" in window.errors[-1]
+    else:
+        qtbot.waitUntil(log.exists, timeout=10000)
+        assert json.loads(log.read_text()) == ["--goto", f"{found}:{origin.line}"]
+        log.unlink()
+    assert window.open_source(str(script), 7)
+    qtbot.waitUntil(log.exists, timeout=10000)
+    assert json.loads(log.read_text()) == ["--goto", f"{script}:7"]
+    log.unlink()
+    editor.set_editor_command(command, window.settings)  # no {file}: the file is appended
+    assert window.open_source(str(script), 3)
+    qtbot.waitUntil(log.exists, timeout=10000)
+    assert json.loads(log.read_text()) == [str(script)]
+    assert not window.open_source(str(tmp_path / "gone.py"), 1)
+    assert "not on this machine" in window.errors[-1]
+    assert origin.line > 0 and href.startswith(f"source:{origin.line}%3A")
