@@ -36,6 +36,7 @@ from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
 from fusionviz.model.queries import load_warning
+from fusionviz.model.report.script_status import script_failure
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.model.tracefile.save_as import save_trace_as
 from fusionviz.model.validate import graph_problems
@@ -241,7 +242,7 @@ class MainWindow(QMainWindow):
                 trace = load_trace(path, lazy=True)
                 self.state.set_trace(trace, path)
         except TraceError as e:
-            self.show_error(f"Cannot open the trace.\n\n{e}")
+            self.show_error(f"Cannot open the trace: {e}")
             return False
         finally:
             self._opening = False
@@ -342,11 +343,11 @@ class MainWindow(QMainWindow):
             return
         script = self.state.trace.script
         if script.status not in ("ok", "running"):
-            detail = script.traceback or script.message
-            self.show_error(f"The script ended with status '{script.status}'. "
-                            f"Graphs captured before that are shown.\n\n{detail}".rstrip())
+            self.show_error(script_failure(script, len(self.state.trace.graphs)))
 
     def _on_run_failed(self, message: str) -> None:
+        if self.state.graph is None:  # not the progress of a run that is over
+            self.graph_view.set_message(message.split("\n\n")[0])
         self.show_error(message)
 
     def show_error(self, message: str) -> None:
@@ -546,7 +547,7 @@ class MainWindow(QMainWindow):
         try:
             written = fn(what, path)
         except OSError as e:
-            self.show_error(f"Export failed.\n\n{e}")
+            self.show_error(f"Export failed: {e}")
             return
         self.statusBar().showMessage(f"wrote {written}", 5000)
 

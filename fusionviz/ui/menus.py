@@ -12,7 +12,7 @@ import os
 
 from PySide6.QtGui import QAction, QKeySequence
 
-from fusionviz.ui.run import storage
+from fusionviz.ui import storage
 
 SEPARATOR = None
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fusionviz.model.tracefile.io import load_trace
-from fusionviz.ui.run import storage
+from fusionviz.ui import storage
 from fusionviz.ui.run.controller import CAPTURE, EXPERIMENT
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -25,7 +25,7 @@ from fusionviz.model.experiment import runs as experiments
 from fusionviz.model.run import runner
 from fusionviz.model.run.process_tree import in_own_session, kill_tree
 from fusionviz.model.run.protocol import describe_progress, parse_progress, variant_position
-from fusionviz.ui.run import storage
+from fusionviz.ui import storage
 
 _STDERR_TAIL = 200  # lines kept for the error message / traceback pane
 

@@ -234,7 +234,7 @@ class ExperimentActions(QObject):
         try:
             experiment = read_experiment(folder)
         except ValueError as e:
-            self.hooks.show_error(f"Cannot open the experiment.\n\n{e}")
+            self.hooks.show_error(f"Cannot open the experiment: {e}")
             return None
         failed = [v.label for v in experiment.variants if v.trace.script.status != "ok"]
         if failed:

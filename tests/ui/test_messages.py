@@ -1,0 +1,49 @@
+"""What the window says when things go wrong: the cause in the dialog's main text, no
+claim of graphs that do not exist, and no stale progress left in the view."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox
+
+from fusionviz.model.report.script_status import script_failure
+from fusionviz.model.trace import Script
+
+
+def test_a_failure_says_what_happened_and_what_is_shown():
+    syntax = Script(path="/w/bad.py", status="error", exit_code=1,
+                    message="SyntaxError: invalid syntax (bad.py, line 3)",
+                    traceback="Traceback …\nSyntaxError: invalid syntax")
+    text = script_failure(syntax, 0)
+    head, detail = text.split("\n\n", 1)
+    assert head == ("bad.py ended with status 'error': SyntaxError: invalid syntax "
+                    "(bad.py, line 3). No graph was captured before that.")
+    assert detail.endswith("SyntaxError: invalid syntax")
+    assert "The 2 graphs captured before that are shown." in script_failure(syntax, 2)
+    assert "The 1 graph captured before that is shown." in script_failure(syntax, 1)
+
+
+def test_a_script_with_a_syntax_error_run_from_the_window(window, qtbot, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\ndef f(x)\n    return x\n")
+    with qtbot.waitSignal(window.runner.sig_finished, timeout=60000):
+        assert window.run_script(str(bad), device="cpu")
+    message = window.errors[-1]
+    head = message.split("\n\n")[0]
+    assert "bad.py ended with status 'error'" in head and "SyntaxError" in head
+    assert "No graph was captured" in head and "captured before that are shown" not in head
+    box = next(b for b in window.findChildren(QMessageBox) if b.isVisible())
+    assert "SyntaxError" in box.text()  # the cause, not behind "Show Details…"
+
+
+def test_an_unreadable_trace_says_why_in_the_dialog(window, tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "something else"}\n')
+    assert not window.open_trace(str(broken))
+    box = next(b for b in window.findChildren(QMessageBox) if b.isVisible())
+    assert box.text().startswith("Cannot open the trace: ") and str(broken) in box.text()
+
+
+def test_a_failed_run_replaces_the_progress_in_the_empty_view(window):
+    window.graph_view.set_message("starting hang.py… (Esc cancels; …)")
+    window._on_run_failed("the capture was cancelled; no graph was captured\n\ndetails")
+    assert window.graph_view.message == "the capture was cancelled; no graph was captured"
