@@ -51,3 +51,14 @@ def test_capture_to_an_unwritable_place_stops_before_running_the_script(tmp_path
     err = capsys.readouterr().err
     assert "cannot write the trace" in err and "is not a folder" in err and "-o/--out" in err
     assert not marker.exists()  # the script never ran
+
+
+def test_a_script_option_before_the_dashes_is_refused_with_the_fixed_command(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as stop:
+        main(["capture", "train.py", "-o", "t.json.gz", "--hidden", "48"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--hidden is not an option of fusionviz capture" in err
+    assert "fusionviz capture train.py -o t.json.gz -- --hidden 48" in err

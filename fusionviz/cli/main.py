@@ -79,15 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE)
         return 0
     if argv[:1] == ["capture"]:
-        argv, extra = _split_dashes(argv[1:])
-        opts = _capture_parser().parse_intermixed_args(argv)
-        opts.script_args = [*opts.script_args, *extra]
-        return capture_command(opts)
+        return capture_command(_with_script_args(_capture_parser(), argv[1:]))
     if argv[:1] == ["experiment"]:
-        argv, extra = _split_dashes(argv[1:])
-        opts = _experiment_parser().parse_intermixed_args(argv)
-        opts.script_args = [*opts.script_args, *extra]
-        return experiment_command(opts)
+        return experiment_command(_with_script_args(_experiment_parser(), argv[1:]))
     if argv[:1] == ["summary"]:
         return summary_command(_summary_parser().parse_args(argv[1:]))
     if argv[:1] == ["query"]:
@@ -95,6 +89,22 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["why"]:
         return why_command(_why_parser().parse_args(argv[1:]))
     return _open_gui(argv)
+
+
+def _with_script_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse fusionviz's options; the script's own go after ``--``. An option fusionviz
+    does not know is refused with the command line that passes it to the script."""
+    ours, extra = _split_dashes(argv)
+    opts, unknown = parser.parse_known_intermixed_args(ours)
+    if unknown:
+        stray = next(u for u in unknown if u.startswith("-")) if any(
+            u.startswith("-") for u in unknown) else unknown[0]
+        kept = [a for a in ours if a not in unknown]
+        fixed = " ".join(["fusionviz", parser.prog.split()[-1], *kept, "--", *unknown, *extra])
+        parser.error(f"{stray} is not an option of {parser.prog}. If it is your script's, "
+                     f"put it after --:\n  {fixed}")
+    opts.script_args = [*opts.script_args, *extra]
+    return opts
 
 
 def _split_dashes(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -93,7 +93,8 @@ def test_each_experiment_opens_with_the_models_comparison(qtbot, folder):
 def test_forbid_experiment_says_what_the_rule_did(qtbot):
     window = open_window(qtbot, EXPERIMENTS[[p.name for p in EXPERIMENTS]
                                            .index("cpu_forbid_whatif_ops")])
-    assert "forbid op0 × op5: never a candidate" in window.summary.text()
+    assert ("forbid op0 × op5: rejected while collecting candidates (3 times; last in graph 0 "
+            "round 3): forbidden by a fusionviz rule (op0,op5); never fused") in window.summary.text()
     changed = {(r[1], r[3], r[4]) for r in table_rows(window.verdict_table)}
     assert ("op4 + op5", "not a candidate", "fused") in changed
 

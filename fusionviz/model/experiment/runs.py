@@ -175,11 +175,25 @@ def pair_outcome(trace: Trace, rule: Pair) -> str:
         missing = [x for x in rule if x not in names]
         if missing:
             return f"no such node: {', '.join(missing)}"
-        return "never a candidate"
+        return _scan_outcome(trace, rule) or "never a candidate"
     gi, ri, c = tries[-1]
     why = "; ".join(x.text for x in c.reasons) or c.outcome
     prefix = "illegal" if c.forced and c.outcome == "rejected" else c.outcome
     return f"{prefix} in graph {gi} round {ri}: {why}"
+
+
+def _scan_outcome(trace: Trace, rule: Pair) -> str:
+    """Rejections of the pair while candidates were collected (a forbid rule refuses
+    the pair there, so it never becomes a candidate): how often, where, and why."""
+    hits = [(g.index, r.index, v) for g in trace.graphs for r in g.rounds for v in r.verdicts
+            if not v.ok and matches(rule, set(v.a), set(v.b))]
+    if not hits:
+        return ""
+    gi, ri, v = hits[-1]
+    why = "; ".join(x.text for x in v.reasons) or "rejected"
+    times = f"{len(hits)} time{'s' if len(hits) != 1 else ''}"
+    return (f"rejected while collecting candidates ({times}; last in graph {gi} round "
+            f"{ri}): {why}; never fused")
 
 
 def rule_notes(trace: Trace, whatif: WhatIf) -> str:
