@@ -37,6 +37,7 @@ from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
 from fusionviz.model.queries import load_warning
 from fusionviz.model.report.script_status import script_failure
+from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.model.tracefile.save_as import save_trace_as
 from fusionviz.model.validate import graph_problems
@@ -389,6 +390,8 @@ class MainWindow(QMainWindow):
         if trace is None:
             return []
         lines = [f"Not recorded on this torch: {m}" for m in trace.capabilities.missing]
+        untested = unverified_note(str(trace.env.get("torch", "")))
+        lines += [untested.capitalize()] if untested else []
         lines += list(trace.warnings)
         lines += [f"{p.where}: {p.message}" for p in trace.problems]
         graph = self.state.graph

@@ -3,10 +3,14 @@ claim of graphs that do not exist, and no stale progress left in the view."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import QMessageBox
 
 from fusionviz.model.report.script_status import script_failure
 from fusionviz.model.trace import Script
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_a_failure_says_what_happened_and_what_is_shown():
@@ -47,3 +51,17 @@ def test_a_failed_run_replaces_the_progress_in_the_empty_view(window):
     window.graph_view.set_message("starting hang.py… (Esc cancels; …)")
     window._on_run_failed("the capture was cancelled; no graph was captured\n\ndetails")
     assert window.graph_view.message == "the capture was cancelled; no graph was captured"
+
+
+def test_a_trace_from_an_unverified_torch_says_so_in_the_notices(window, tmp_path):
+    import dataclasses
+
+    from fusionviz.model.tracefile.io import load_trace, save_trace
+
+    trace = load_trace(DATA / "cpu_mlp_block.json.gz")
+    save_trace(dataclasses.replace(trace, env={**trace.env, "torch": "2.16.0"}),
+               tmp_path / "newer.json.gz")
+    assert window.open_trace(str(tmp_path / "newer.json.gz"))
+    assert any(line.startswith("Captured with torch 2.16.0, which fusionviz was not verified")
+               for line in window.notice_lines())
+    assert window.docks["notices"].isVisibleTo(window)

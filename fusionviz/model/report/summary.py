@@ -5,6 +5,7 @@ from __future__ import annotations
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_summary, load_warning, time_kind
 from fusionviz.model.report.formatting import ms, ms_spread
+from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.trace import Graph, Round, Timing, Trace
 from fusionviz.model.validate import graph_problems
 
@@ -22,6 +23,8 @@ def header_lines(trace: Trace) -> list[str]:
         lines.append("config   " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())))
     if trace.capabilities.missing:
         lines.append("not recorded on this torch: " + ", ".join(trace.capabilities.missing))
+    untested = unverified_note(str(env.get("torch", "")))
+    lines += [f"warning  {untested}"] if untested else []
     lines += [f"warning  {w}" for w in trace.warnings]
     lines += [f"problem  {p.where}: {p.message}" for p in trace.problems]
     return lines
