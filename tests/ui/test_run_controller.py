@@ -93,7 +93,7 @@ def test_a_crashing_script_still_yields_a_trace_with_its_traceback(qtbot, child,
     assert "RuntimeError: boom" in output
 
 
-def test_cancel_kills_the_child_and_its_workers(qtbot, child, tmp_path):
+def test_cancel_kills_the_child_and_its_workers(qtbot, child, tmp_path, alive):
     controller = RunController(argv_builder=child)
     with qtbot.waitSignal(controller.sig_progress, timeout=30000,
                           check_params_cb=lambda m: m.get("round") == 2):
@@ -104,19 +104,28 @@ def test_cancel_kills_the_child_and_its_workers(qtbot, child, tmp_path):
     assert load_trace(done.args[0]).script.status == "cancelled"
     assert not controller.running
     worker = int((tmp_path / "out.json.gz.worker").read_text())
-    qtbot.waitUntil(lambda: not _alive(worker), timeout=5000)
+    qtbot.waitUntil(lambda: not alive(worker), timeout=5000)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.waitpid(pid, os.WNOHANG)  # not our child: raises; reaps nothing
-    except ChildProcessError:
-        pass
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"  # a zombie is dead, awaiting its reaper
-    except FileNotFoundError:
-        return False
+DAEMON_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "data", "scripts",
+                             "starts_a_daemon.py")
+
+
+@pytest.mark.parametrize("how", ["exit", "hang"])
+def test_a_daemon_the_script_started_ends_with_the_run(qtbot, tmp_path, alive, how):
+    """A double-forked daemon in a session of its own: ended when the child exits,
+    and when the run is cancelled (found by the run's cookie in its environment)."""
+    pidfile = tmp_path / "daemon.pid"
+    controller = RunController(
+        argv_builder=lambda s, o, **k: [sys.executable, DAEMON_SCRIPT, str(pidfile), how])
+    with qtbot.waitSignal(controller.sig_output, timeout=30000,
+                          check_params_cb=lambda line: line == "daemon started"):
+        controller.start(DAEMON_SCRIPT, str(tmp_path / "out.json.gz"),
+                         cache_dir=str(tmp_path / "cache"))
+    with qtbot.waitSignal(controller.sig_finished, timeout=30000):
+        if how == "hang":
+            controller.cancel()
+    qtbot.waitUntil(lambda: not alive(int(pidfile.read_text())), timeout=5000)
 
 
 def test_a_missing_interpreter_reports_failure(qtbot, tmp_path):

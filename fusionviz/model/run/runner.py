@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from fusionviz.model.errors import TraceError
-from fusionviz.model.run.process_tree import kill_tree
+from fusionviz.model.run.process_tree import kill_tree, new_run_id, tag_env
 from fusionviz.model.run.protocol import parse_progress
 from fusionviz.model.trace import Script, Trace
 from fusionviz.model.tracefile import io as tracefile
@@ -75,8 +75,9 @@ def capture_argv(
     return [*argv, "--", str(script), *map(str, script_args)]
 
 
-def capture_env(cache_dir: str) -> dict[str, str]:
-    """The child's environment: a fresh Inductor/Triton cache so the scheduler runs.
+def capture_env(cache_dir: str, run_id: str = "") -> dict[str, str]:
+    """The child's environment: a fresh Inductor/Triton cache so the scheduler runs,
+    and the run's cookie (``process_tree.tag_env``) that ``kill_tree`` finds.
 
     ``TEARDOWN_CUPTI=1`` (unless the user set it): Kineto then finalizes CUPTI after each
     of the capture's profiler sessions, which otherwise stays active and slows the
@@ -93,7 +94,7 @@ def capture_env(cache_dir: str) -> dict[str, str]:
     )
     src = str(Path(__file__).resolve().parents[3])  # make the package importable as-is
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    return env
+    return tag_env(env, run_id) if run_id else env
 
 
 def finalize_trace(
@@ -189,16 +190,17 @@ def run_capture(
     **options,
 ) -> Trace:
     """Run the capture child to the end (or ``timeout`` seconds) and return the trace."""
+    run_id = new_run_id()
     with tempfile.TemporaryDirectory(prefix="fusionviz-cache-") as cache:
         proc = subprocess.Popen(
-            capture_argv(script, out, **options), env=capture_env(cache),
+            capture_argv(script, out, **options), env=capture_env(cache, run_id),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         )
         err: list[str] = []
         reader = threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)
         reader.start()
         deadline = None if timeout is None else time.monotonic() + timeout
-        timer = _killer(proc, timeout)
+        timer = _killer(proc, run_id, timeout)
         failed: list[BaseException] = []
 
         def read_stdout() -> None:
@@ -211,7 +213,7 @@ def run_capture(
                         on_output(line.rstrip("\n"))
             except BaseException as e:  # noqa: BLE001 - a callback raised: re-raised below
                 failed.append(e)
-                _kill_group(proc)
+                _kill_group(proc, run_id)
 
         out_reader = threading.Thread(target=read_stdout, daemon=True)
         out_reader.start()
@@ -220,10 +222,10 @@ def run_capture(
             # The child is gone; what it started (a forked worker, a daemon) may hold
             # its stdout open and run on: after its last lines, end the whole group.
             out_reader.join(EXIT_GRACE_S)
-            _kill_group(proc)
+            _kill_group(proc, run_id)
             out_reader.join(5)
         except BaseException:  # Ctrl+C: never leave the child behind
-            _kill_group(proc)
+            _kill_group(proc, run_id)
             proc.wait()
             raise
         finally:
@@ -251,16 +253,16 @@ def _drain(stream, sink: list[str]) -> None:
         sink.append(line)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the child and everything it started (it leads its own session)."""
-    kill_tree(proc.pid)
+def _kill_group(proc: subprocess.Popen, run_id: str) -> None:
+    """Kill the child and everything it started, daemons included (``kill_tree``)."""
+    kill_tree(proc.pid, run_id)
     proc.kill()  # where there are no sessions; a no-op on a child already gone
 
 
-def _killer(proc: subprocess.Popen, timeout: float | None):
+def _killer(proc: subprocess.Popen, run_id: str, timeout: float | None):
     if timeout is None:
         return None
-    timer = threading.Timer(timeout, _kill_group, args=(proc,))
+    timer = threading.Timer(timeout, _kill_group, args=(proc, run_id))
     timer.daemon = True
     timer.start()
     return timer

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QW
 from fusionviz.model.errors import TraceError
 from fusionviz.model.experiment import runs as experiments
 from fusionviz.model.run import runner
-from fusionviz.model.run.process_tree import in_own_session, kill_tree
+from fusionviz.model.run.process_tree import in_own_session, kill_tree, new_run_id
 from fusionviz.model.run.protocol import describe_progress, parse_progress, variant_position
 
 _STDERR_TAIL = 200  # lines kept for the error message / traceback pane
@@ -95,6 +95,7 @@ class RunController(QObject):
         self.cancelled = False
         self._stdout_buf = b""
         self._stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL)
+        self._run_id, self._pid = "", 0
 
     @property
     def running(self) -> bool:
@@ -109,8 +110,9 @@ class RunController(QObject):
         self.script, self.out_path = script, out or job.temp_out(script)
         argv = (self._argv_builder or job.argv)(script, self.out_path, **options)
         cache_dir = cache_dir or os.path.join(tempfile.gettempdir(), "fusionviz-cache")
+        self._run_id = new_run_id()
         env = QProcessEnvironment()
-        for key, value in runner.capture_env(cache_dir).items():
+        for key, value in runner.capture_env(cache_dir, self._run_id).items():
             env.insert(key, value)
         self.cancelled, self._stdout_buf = False, b""
         self._stderr_tail.clear()
@@ -124,13 +126,14 @@ class RunController(QObject):
         self.process = proc
         argv = in_own_session(argv)
         proc.start(argv[0], argv[1:])
+        self._pid = proc.processId()  # 0 when it failed to start
 
     def cancel(self) -> None:
         """Kill the child; a capture's ``sig_finished`` still follows with what it had
         recorded, a cancelled experiment ends in ``sig_failed``."""
         if self.running:
             self.cancelled = True
-            kill_tree(self.process.processId())
+            kill_tree(self.process.processId(), self._run_id)
             self.process.kill()
 
     def wait(self, msecs: int = 30000) -> bool:
@@ -165,6 +168,7 @@ class RunController(QObject):
         proc = self.process
         if proc is None:
             return
+        kill_tree(self._pid, self._run_id)  # what the child left running (a daemon)
         self._read_stderr()
         if self._stdout_buf:
             self._line(self._stdout_buf.decode("utf-8", "replace"))
