@@ -22,6 +22,7 @@ from pathlib import Path
 from fusionviz.model.errors import TraceError
 from fusionviz.model.run.process_tree import kill_tree, new_run_id, tag_env
 from fusionviz.model.run.protocol import parse_progress
+from fusionviz.model.run.streams import Tail, pump
 from fusionviz.model.trace import Script, Trace
 from fusionviz.model.tracefile import io as tracefile
 from fusionviz.model.whatif import WhatIf
@@ -190,40 +191,36 @@ def run_capture(
     **options,
 ) -> Trace:
     """Run the capture child to the end (or ``timeout`` seconds) and return the trace."""
-    run_id = new_run_id()
+    run_id, tail, failed = new_run_id(), Tail(), []
     with tempfile.TemporaryDirectory(prefix="fusionviz-cache-") as cache:
         proc = subprocess.Popen(
             capture_argv(script, out, **options), env=capture_env(cache, run_id),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         )
-        err: list[str] = []
-        reader = threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)
-        reader.start()
         deadline = None if timeout is None else time.monotonic() + timeout
         timer = _killer(proc, run_id, timeout)
-        failed: list[BaseException] = []
 
-        def read_stdout() -> None:
-            try:
-                for line in proc.stdout:
-                    msg = parse_progress(line.rstrip("\n"))
-                    if msg is not None and on_progress:
-                        on_progress(msg)
-                    elif msg is None and on_output:
-                        on_output(line.rstrip("\n"))
-            except BaseException as e:  # noqa: BLE001 - a callback raised: re-raised below
-                failed.append(e)
-                _kill_group(proc, run_id)
+        def stop(e: BaseException) -> None:
+            failed.append(e)
+            _kill_group(proc, run_id)
 
-        out_reader = threading.Thread(target=read_stdout, daemon=True)
-        out_reader.start()
+        def stdout_line(line: str) -> None:
+            msg = parse_progress(line)
+            if msg is not None and on_progress:
+                on_progress(msg)
+            elif msg is None and on_output:
+                on_output(line)
+
+        out_reader = pump(proc.stdout, stdout_line, stop)
+        err_reader = pump(proc.stderr, tail.add, stop)
         try:
             code = proc.wait()
             # The child is gone; what it started (a forked worker, a daemon) may hold
-            # its stdout open and run on: after its last lines, end the whole group.
+            # its output open and run on: after its last lines, end the whole tree.
             out_reader.join(EXIT_GRACE_S)
             _kill_group(proc, run_id)
-            out_reader.join(5)
+            for reader in (out_reader, err_reader):
+                reader.join(5)
         except BaseException:  # Ctrl+C: never leave the child behind
             _kill_group(proc, run_id)
             proc.wait()
@@ -233,24 +230,18 @@ def run_capture(
                 timer.cancel()
         if failed:
             raise failed[0]
-        reader.join(5)
-        proc.stdout.close()
-        if not reader.is_alive():  # else a process the script left behind still holds it
-            proc.stderr.close()
+        for stream, reader in ((proc.stdout, out_reader), (proc.stderr, err_reader)):
+            if not reader.is_alive():  # else a process out of reach still holds it
+                stream.close()
         timed_out = deadline is not None and time.monotonic() >= deadline and code != 0
         finalize_trace(
             out, exit_code=code, status="timeout" if timed_out else None,
-            stderr_tail="".join(err)[-8000:], script=str(script),
+            stderr_tail=tail.text(), script=str(script),
         )
         return tracefile.load_trace(out)
 
 
 EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines
-
-
-def _drain(stream, sink: list[str]) -> None:
-    for line in stream:
-        sink.append(line)
 
 
 def _kill_group(proc: subprocess.Popen, run_id: str) -> None:

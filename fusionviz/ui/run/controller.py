@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +24,7 @@ from fusionviz.model.experiment import runs as experiments
 from fusionviz.model.run import runner
 from fusionviz.model.run.process_tree import in_own_session, kill_tree, new_run_id
 from fusionviz.model.run.protocol import describe_progress, parse_progress, variant_position
-
-_STDERR_TAIL = 200  # lines kept for the error message / traceback pane
+from fusionviz.model.run.streams import Lines, Tail
 
 
 @dataclass(frozen=True)
@@ -93,8 +91,8 @@ class RunController(QObject):
         self.job: Job = CAPTURE
         self.script = self.out_path = ""
         self.cancelled = False
-        self._stdout_buf = b""
-        self._stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL)
+        self._stdout, self._stderr = Lines(), Lines()
+        self._stderr_tail = Tail()  # for the error message / traceback pane
         self._run_id, self._pid = "", 0
 
     @property
@@ -114,7 +112,8 @@ class RunController(QObject):
         env = QProcessEnvironment()
         for key, value in runner.capture_env(cache_dir, self._run_id).items():
             env.insert(key, value)
-        self.cancelled, self._stdout_buf = False, b""
+        self.cancelled = False
+        self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail.clear()
         proc = QProcess(self)
         proc.setProcessEnvironment(env)
@@ -141,10 +140,8 @@ class RunController(QObject):
         return self.process is None or self.process.waitForFinished(msecs)
 
     def _read_stdout(self) -> None:
-        self._stdout_buf += bytes(self.process.readAllStandardOutput().data())
-        *lines, self._stdout_buf = self._stdout_buf.split(b"\n")
-        for raw in lines:
-            self._line(raw.decode("utf-8", "replace").rstrip("\r"))
+        for line in self._stdout.feed(bytes(self.process.readAllStandardOutput().data())):
+            self._line(line)
 
     def _line(self, line: str) -> None:
         message = parse_progress(line)
@@ -154,10 +151,12 @@ class RunController(QObject):
             self.sig_progress.emit(message)
 
     def _read_stderr(self) -> None:
-        text = bytes(self.process.readAllStandardError().data()).decode("utf-8", "replace")
-        for line in text.splitlines():
-            self._stderr_tail.append(line)
-            self.sig_output.emit(line)
+        for line in self._stderr.feed(bytes(self.process.readAllStandardError().data())):
+            self._stderr_line(line)
+
+    def _stderr_line(self, line: str) -> None:
+        self._stderr_tail.add(line)
+        self.sig_output.emit(line)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
@@ -169,15 +168,17 @@ class RunController(QObject):
         if proc is None:
             return
         kill_tree(self._pid, self._run_id)  # what the child left running (a daemon)
+        self._read_stdout()
         self._read_stderr()
-        if self._stdout_buf:
-            self._line(self._stdout_buf.decode("utf-8", "replace"))
-            self._stdout_buf = b""
+        for line in self._stdout.close():
+            self._line(line)
+        for line in self._stderr.close():
+            self._stderr_line(line)
         crashed = exit_status == QProcess.ExitStatus.CrashExit
         status = "cancelled" if self.cancelled else ("crashed" if crashed else None)
         try:
             self.job.settle(self.out_path, exit_code=None if crashed else exit_code,
-                            status=status, stderr_tail="\n".join(self._stderr_tail),
+                            status=status, stderr_tail=self._stderr_tail.text(),
                             script=self.script)
         except (OSError, TraceError) as e:
             lead = "the capture left no readable trace: " if self.job.kind == "capture" else ""
