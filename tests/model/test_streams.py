@@ -31,3 +31,25 @@ def test_tail_keeps_the_last_lines_within_its_size():
     assert len(tail.text()) < 150 and tail.text().endswith("w")
     tail.clear()
     assert tail.text() == ""
+
+
+def test_progress_messages_are_checked_field_by_field():
+    from fusionviz.model.run.protocol import encode_progress, parse_progress
+
+    good = encode_progress("round", graph=0, round=2, nodes=7, extra=[1])
+    assert parse_progress(good) == {"event": "round", "graph": 0, "round": 2, "nodes": 7}
+    assert parse_progress(encode_progress("timing", graph=1, compiled_ms=None))["graph"] == 1
+    for bad in (
+        'FUSIONVIZ {"event":"round","round":"x"}',
+        'FUSIONVIZ {"event":"round","round":true}',
+        'FUSIONVIZ {"event":"round","round":-1}',
+        'FUSIONVIZ {"event":"variant","index":0,"of":99999999999}',
+        'FUSIONVIZ {"event":"timing","compiled_ms":NaN}',
+        'FUSIONVIZ {"event":"start","script":null}',
+        'FUSIONVIZ {"event":"nope"}',
+        'FUSIONVIZ ["event"]',
+        "FUSIONVIZ " + "[" * 100000 + "]" * 100000,
+        "FUSIONVIZ garbage",
+        "hello",
+    ):
+        assert parse_progress(bad) is None, bad

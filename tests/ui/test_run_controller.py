@@ -23,19 +23,22 @@ FAKE_CHILD = textwrap.dedent('''
     import sys, time
     from dataclasses import replace
     from fusionviz.model.trace import Script
-    from fusionviz.model.run.protocol import encode_progress
+    from fusionviz.model.run.protocol import encode_progress, progress_writer
+    emit = progress_writer()  # the controller's private pipe
     from fusionviz.model.synthetic import synthetic_trace
     from fusionviz.model.tracefile.io import save_trace
     out, how = sys.argv[1], sys.argv[2]
-    print(encode_progress("start", script="fake.py"), flush=True)
+    emit(encode_progress("start", script="fake.py"))
     print("hello from the script", flush=True)
-    print(encode_progress("graph_start", graph=0, compile_id="0/0", kind="inference"), flush=True)
-    print(encode_progress("round", graph=0, round=1, nodes=30), flush=True)
+    print('FUSIONVIZ {"event":"round","graph":0,"round":"x"}', flush=True)  # forged
+    print("FUSIONVIZ garbage", flush=True)
+    emit(encode_progress("graph_start", graph=0, compile_id="0/0", kind="inference"))
+    emit(encode_progress("round", graph=0, round=1, nodes=30))
     if how == "hang":
         import subprocess  # like Inductor's compile workers: a grandchild process
         worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         open(out + ".worker", "w").write(str(worker.pid))
-        print(encode_progress("round", graph=0, round=2, nodes=20), flush=True)
+        emit(encode_progress("round", graph=0, round=2, nodes=20))
         time.sleep(60)
     if how != "die":
         trace = synthetic_trace(40, seed=1, rounds=2)
@@ -44,8 +47,8 @@ FAKE_CHILD = textwrap.dedent('''
             trace = replace(trace, script=Script("fake.py", status="error", traceback=tb,
                                                  message="RuntimeError: boom"))
         save_trace(trace, out)
-    print(encode_progress("graph_done", graph=0, nodes=40, kernels=12), flush=True)
-    print(encode_progress("done", status="ok", graphs=1), flush=True)
+    emit(encode_progress("graph_done", graph=0, nodes=40, kernels=12))
+    emit(encode_progress("done", status="ok", graphs=1))
     if how in ("die", "fail"):  # die: before writing a trace; fail: after
         print("Traceback (most recent call last):\\nRuntimeError: boom", file=sys.stderr)
         sys.exit(3)
@@ -79,10 +82,52 @@ def test_progress_output_and_trace_of_a_good_run(qtbot, child, tmp_path):
     assert [m["event"] for m in progress] == ["start", "graph_start", "round", "graph_done",
                                               "done"]
     assert "hello from the script" in output
-    assert not any(line.startswith("FUSIONVIZ") for line in output)
+    # what the script prints is its output, even when it looks like progress
+    assert 'FUSIONVIZ {"event":"round","graph":0,"round":"x"}' in output
+    assert "FUSIONVIZ garbage" in output
     trace = load_trace(path)
     assert trace.script.status == "ok" and len(trace.graphs[0].nodes) == 40
     assert not controller.running
+
+
+def test_without_a_private_pipe_progress_comes_on_stdout_checked(qtbot, child, tmp_path,
+                                                                 monkeypatch):
+    """Where no pipe can be handed over (not POSIX), stdout carries the progress; a
+    line of the wrong shape is still the script's output."""
+    monkeypatch.setattr("fusionviz.ui.run.controller.open_channel", lambda: None)
+    _path, progress, output = run(qtbot, RunController(argv_builder=child), "ok", tmp_path)
+    assert [m["event"] for m in progress] == ["start", "graph_start", "round", "graph_done",
+                                              "done"]
+    assert 'FUSIONVIZ {"event":"round","graph":0,"round":"x"}' in output
+    assert "hello from the script" in output
+
+
+CHANNEL_CHILD = textwrap.dedent('''
+    import os, subprocess, sys
+    from fusionviz.model.run.protocol import encode_progress, progress_writer
+    pipe = os.readlink(f"/proc/self/fd/{os.environ['FUSIONVIZ_PROGRESS_FD']}")
+    emit = progress_writer()
+    print("in the environment:", os.environ.get("FUSIONVIZ_PROGRESS_FD"), flush=True)
+    look = ("import os, sys; d = '/proc/self/fd/'; print(any(os.path.lexists(d + f) and "
+            "os.readlink(d + f) == sys.argv[1] for f in os.listdir(d)))")
+    held = subprocess.run([sys.executable, "-c", look, pipe], close_fds=False,
+                          capture_output=True, text=True)
+    held = held.stdout.strip() or held.stderr
+    print("a subprocess holds the pipe:", held, flush=True)
+    emit(encode_progress("start", script="x.py"))
+''')
+
+
+def test_the_progress_pipe_is_private_to_the_child(qtbot, tmp_path):
+    """The child takes the pipe out of its environment and keeps it from the
+    script's subprocesses: only the child itself can speak on it."""
+    path = tmp_path / "channel_child.py"
+    path.write_text(CHANNEL_CHILD)
+    controller = RunController(argv_builder=lambda s, o, **k: [sys.executable, str(path)])
+    path_, progress, output = run(qtbot, controller, "ok", tmp_path)
+    assert progress == [{"event": "start", "script": "x.py"}]
+    assert "in the environment: None" in output
+    assert "a subprocess holds the pipe: False" in output
 
 
 def test_a_crashing_script_still_yields_a_trace_with_its_traceback(qtbot, child, tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fusionviz.model.errors import TraceError
 from fusionviz.model.run.process_tree import kill_tree, new_run_id, tag_env
-from fusionviz.model.run.protocol import parse_progress
+from fusionviz.model.run.protocol import CHANNEL_ENV, open_channel, parse_progress
 from fusionviz.model.run.streams import Tail, pump
 from fusionviz.model.trace import Script, Trace
 from fusionviz.model.tracefile import io as tracefile
@@ -192,11 +192,22 @@ def run_capture(
 ) -> Trace:
     """Run the capture child to the end (or ``timeout`` seconds) and return the trace."""
     run_id, tail, failed = new_run_id(), Tail(), []
+    channel = open_channel()  # (read, write) of the private progress pipe, or None
     with tempfile.TemporaryDirectory(prefix="fusionviz-cache-") as cache:
-        proc = subprocess.Popen(
-            capture_argv(script, out, **options), env=capture_env(cache, run_id),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        )
+        env = capture_env(cache, run_id)
+        if channel:
+            env[CHANNEL_ENV] = str(channel[1])
+        try:
+            proc = subprocess.Popen(
+                capture_argv(script, out, **options), env=env, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True, pass_fds=channel or (),
+            )
+        except BaseException:
+            for fd in channel or ():
+                os.close(fd)
+            raise
+        if channel:
+            os.close(channel[1])  # the child's now: its end is the pipe's only writer
         deadline = None if timeout is None else time.monotonic() + timeout
         timer = _killer(proc, run_id, timeout)
 
@@ -204,35 +215,43 @@ def run_capture(
             failed.append(e)
             _kill_group(proc, run_id)
 
-        def stdout_line(line: str) -> None:
+        def progress_line(line: str) -> None:
             msg = parse_progress(line)
             if msg is not None and on_progress:
                 on_progress(msg)
-            elif msg is None and on_output:
+            elif msg is None and on_output and not channel:  # stdout: the script's
                 on_output(line)
 
-        out_reader = pump(proc.stdout, stdout_line, stop)
-        err_reader = pump(proc.stderr, tail.add, stop)
+        # With the private pipe, stdout is only the script's; else progress is on it.
+        streams = [(proc.stdout, (on_output or _ignore) if channel else progress_line),
+                   (proc.stderr, tail.add)]
+        if channel:
+            streams.append((os.fdopen(channel[0], "rb"), progress_line))
+        readers = [(stream, pump(stream, on_line, stop)) for stream, on_line in streams]
         try:
             code = proc.wait()
             # The child is gone; what it started (a forked worker, a daemon) may hold
             # its output open and run on: after its last lines, end the whole tree.
-            out_reader.join(EXIT_GRACE_S)
+            grace = time.monotonic() + EXIT_GRACE_S
+            for _stream, reader in readers:
+                reader.join(max(0.0, grace - time.monotonic()))
             _kill_group(proc, run_id)
-            for reader in (out_reader, err_reader):
+            for _stream, reader in readers:
                 reader.join(5)
         except BaseException:  # Ctrl+C: never leave the child behind
             _kill_group(proc, run_id)
             proc.wait()
+            _settle_stopped(out, script, tail)
             raise
         finally:
             if timer:
                 timer.cancel()
-        if failed:
+            for stream, reader in readers:
+                if not reader.is_alive():  # else a process out of reach still holds it
+                    stream.close()
+        if failed:  # a callback raised: the child was stopped
+            _settle_stopped(out, script, tail)
             raise failed[0]
-        for stream, reader in ((proc.stdout, out_reader), (proc.stderr, err_reader)):
-            if not reader.is_alive():  # else a process out of reach still holds it
-                stream.close()
         timed_out = deadline is not None and time.monotonic() >= deadline and code != 0
         finalize_trace(
             out, exit_code=code, status="timeout" if timed_out else None,
@@ -242,6 +261,16 @@ def run_capture(
 
 
 EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines
+
+
+def _ignore(_line: str) -> None:
+    pass
+
+
+def _settle_stopped(out: str, script: str, tail: Tail) -> None:
+    """The trace of a run stopped by the caller (Ctrl+C, a callback that raised)."""
+    finalize_trace(out, exit_code=None, status="cancelled", stderr_tail=tail.text(),
+                   script=str(script))
 
 
 def _kill_group(proc: subprocess.Popen, run_id: str) -> None:

@@ -23,8 +23,15 @@ from fusionviz.model.errors import TraceError
 from fusionviz.model.experiment import runs as experiments
 from fusionviz.model.run import runner
 from fusionviz.model.run.process_tree import in_own_session, kill_tree, new_run_id
-from fusionviz.model.run.protocol import describe_progress, parse_progress, variant_position
+from fusionviz.model.run.protocol import (
+    CHANNEL_ENV,
+    describe_progress,
+    open_channel,
+    parse_progress,
+    variant_position,
+)
 from fusionviz.model.run.streams import Lines, Tail
+from fusionviz.ui.run.channel import PipeReader
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,7 @@ class RunController(QObject):
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail = Tail()  # for the error message / traceback pane
         self._run_id, self._pid = "", 0
+        self._channel: PipeReader | None = None  # the private progress pipe, where there is one
 
     @property
     def running(self) -> bool:
@@ -123,9 +131,36 @@ class RunController(QObject):
         proc.finished.connect(self._on_finished)
         proc.errorOccurred.connect(self._on_error)
         self.process = proc
+        write_end = self._open_channel(env)
         argv = in_own_session(argv)
-        proc.start(argv[0], argv[1:])
+        try:
+            proc.start(argv[0], argv[1:])  # forks here: the child has its copy of the pipe
+        finally:
+            if write_end is not None:
+                os.close(write_end)
         self._pid = proc.processId()  # 0 when it failed to start
+
+    def _open_channel(self, env: QProcessEnvironment) -> int | None:
+        """Make the progress pipe; return its write end, inheritable until the child
+        has it (QProcess and the session trampoline pass inherited descriptors on)."""
+        self._close_channel()
+        channel = open_channel()
+        if channel is None:
+            return None
+        read_end, write_end = channel
+        os.set_inheritable(write_end, True)
+        env.insert(CHANNEL_ENV, str(write_end))
+        self.process.setProcessEnvironment(env)
+        self._channel = PipeReader(read_end, self)
+        self._channel.sig_line.connect(self._progress_line)
+        return write_end
+
+    def _close_channel(self) -> None:
+        if self._channel is not None:
+            self._channel.drain()
+            self._channel.close()
+            self._channel.deleteLater()
+            self._channel = None
 
     def cancel(self) -> None:
         """Kill the child; a capture's ``sig_finished`` still follows with what it had
@@ -144,10 +179,16 @@ class RunController(QObject):
             self._line(line)
 
     def _line(self, line: str) -> None:
-        message = parse_progress(line)
+        """A line of stdout: the script's, or (with no private pipe) maybe progress."""
+        message = None if self._channel is not None else parse_progress(line)
         if message is None:
             self.sig_output.emit(line)
         else:
+            self.sig_progress.emit(message)
+
+    def _progress_line(self, line: str) -> None:
+        message = parse_progress(line)
+        if message is not None:  # else not ours to show: dropped
             self.sig_progress.emit(message)
 
     def _read_stderr(self) -> None:
@@ -161,6 +202,7 @@ class RunController(QObject):
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
             self.process = None
+            self._close_channel()
             self.sig_failed.emit(f"could not start the {self.job.kind} process ({error.name})")
 
     def _on_finished(self, exit_code: int, exit_status: QProcess.ExitStatus) -> None:
@@ -174,6 +216,7 @@ class RunController(QObject):
             self._line(line)
         for line in self._stderr.close():
             self._stderr_line(line)
+        self._close_channel()
         crashed = exit_status == QProcess.ExitStatus.CrashExit
         status = "cancelled" if self.cancelled else ("crashed" if crashed else None)
         try:
