@@ -46,9 +46,12 @@ FAKE_CHILD = textwrap.dedent('''
             tb = "Traceback (most recent call last):\\nRuntimeError: boom"
             trace = replace(trace, script=Script("fake.py", status="error", traceback=tb,
                                                  message="RuntimeError: boom"))
+        if how == "full":  # its last write failed: the file is the one before it
+            trace = replace(trace, script=Script("fake.py", status="running"))
         save_trace(trace, out)
     emit(encode_progress("graph_done", graph=0, nodes=40, kernels=12))
-    emit(encode_progress("done", status="ok", graphs=1))
+    failed = {"write_error": "no space left on device", "kept": 1} if how == "full" else {}
+    emit(encode_progress("done", status="ok", graphs=1, **failed))
     if how in ("die", "fail"):  # die: before writing a trace; fail: after
         print("Traceback (most recent call last):\\nRuntimeError: boom", file=sys.stderr)
         sys.exit(3)
@@ -128,6 +131,13 @@ def test_the_progress_pipe_is_private_to_the_child(qtbot, tmp_path):
     assert progress == [{"event": "start", "script": "x.py"}]
     assert "in the environment: None" in output
     assert "a subprocess holds the pipe: False" in output
+
+
+def test_a_trace_the_child_could_not_finish_writing_says_so(qtbot, child, tmp_path):
+    path, _, _ = run(qtbot, RunController(argv_builder=child), "full", tmp_path)
+    script = load_trace(path).script
+    assert script.status == "ok"
+    assert script.message == "could not write the trace: no space left on device; graph 0 kept"
 
 
 def test_a_crashing_script_still_yields_a_trace_with_its_traceback(qtbot, child, tmp_path):

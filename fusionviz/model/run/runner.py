@@ -1,15 +1,14 @@
-"""Start the capture child process and settle how it ended (no torch, no Qt here).
+"""Start the capture child process and follow it to its end (no torch, no Qt here).
 
 The GUI drives the child through QProcess with ``capture_argv``/``capture_env`` and
-calls ``finalize_trace`` when it exits (then loads the trace, once); the CLI and the
-tests use ``run_capture``.
+calls ``finalize_trace`` (``settle``) when it exits (then loads the trace, once); the
+CLI and the tests use ``run_capture``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -22,14 +21,15 @@ from pathlib import Path
 from fusionviz.model.errors import TraceError
 from fusionviz.model.run.process_tree import kill_tree, new_run_id, tag_env
 from fusionviz.model.run.protocol import CHANNEL_ENV, open_channel, parse_progress
+from fusionviz.model.run.settle import finalize_trace, write_failure
 from fusionviz.model.run.streams import Tail, pump
-from fusionviz.model.trace import Script, Trace
+from fusionviz.model.trace import Trace
 from fusionviz.model.tracefile import io as tracefile
 from fusionviz.model.whatif import WhatIf
 
 __all__ = [
     "capture_argv", "capture_env", "default_example", "examples", "finalize_trace",
-    "run_capture",
+    "output_problem", "run_capture", "write_failure",
 ]
 
 
@@ -98,70 +98,6 @@ def capture_env(cache_dir: str, run_id: str = "") -> dict[str, str]:
     return tag_env(env, run_id) if run_id else env
 
 
-def finalize_trace(
-    out: str,
-    *,
-    exit_code: int | None,
-    status: str | None = None,
-    stderr_tail: str = "",
-    script: str = "",
-) -> Script:
-    """Settle the script's status in the trace after the child ended; return it.
-
-    A child that ran to its end wrote the final status itself: the file is left as it
-    is (only its core line is read). Otherwise (a crash, a timeout, a cancel) the
-    status is written into the core line; a child that died before writing anything
-    still gets a trace, holding its exit status and the end of its stderr.
-    """
-    try:
-        recorded = tracefile.read_script(out)
-    except TraceError:
-        recorded = None
-    if recorded is not None and status is None and recorded.status != "running":
-        return recorded
-    s = recorded or Script(path=script)
-    if status is None:
-        status = s.status if s.status != "running" else _status_from_code(exit_code)
-    settled = dataclasses.replace(
-        s, status=status, exit_code=exit_code if s.exit_code is None else s.exit_code,
-        message=s.message or _message(status, exit_code),
-        traceback=s.traceback or (stderr_tail if status != "ok" else ""),
-    )
-    try:
-        tracefile.replace_script(out, settled)
-    except (TraceError, OSError):
-        tracefile.save_trace(Trace(script=settled), out)  # nothing readable was written
-    return settled
-
-
-def _status_from_code(code: int | None) -> str:
-    if code is None or code < 0:
-        return "crashed"
-    return "error" if code else "ok"
-
-
-def _message(status: str, code: int | None) -> str:
-    if status == "crashed":
-        name = _signal_name(code)
-        return f"the script's process died{f' ({name})' if name else ''}; graphs captured before are kept"
-    if status == "timeout":
-        return "the script ran past the time limit and was stopped; graphs captured before are kept"
-    if status == "cancelled":
-        return "the capture was cancelled; graphs captured before are kept"
-    if status == "error":
-        return f"the script failed (exit status {code})"
-    return ""
-
-
-def _signal_name(code: int | None) -> str:
-    if code is None or code >= 0:
-        return ""
-    try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
-
-
 def output_problem(out: str) -> str:
     """Why the trace cannot be written to ``out`` ("" when it can): checked before the
     script runs, so a long run does not end in a traceback and no trace."""
@@ -190,8 +126,9 @@ def run_capture(
     on_output: Callable[[str], None] | None = None,
     **options,
 ) -> Trace:
-    """Run the capture child to the end (or ``timeout`` seconds) and return the trace."""
-    run_id, tail, failed = new_run_id(), Tail(), []
+    """Run the capture child to the end (or ``timeout`` seconds) and return the trace
+    (its script as settled: ``write_failure`` tells when the file could not hold it)."""
+    run_id, tail, failed, ended = new_run_id(), Tail(), [], {}
     channel = open_channel()  # (read, write) of the private progress pipe, or None
     with tempfile.TemporaryDirectory(prefix="fusionviz-cache-") as cache:
         env = capture_env(cache, run_id)
@@ -217,6 +154,8 @@ def run_capture(
 
         def progress_line(line: str) -> None:
             msg = parse_progress(line)
+            if msg is not None and msg["event"] == "done":
+                ended.update(msg)
             if msg is not None and on_progress:
                 on_progress(msg)
             elif msg is None and on_output and not channel:  # stdout: the script's
@@ -253,11 +192,15 @@ def run_capture(
             _settle_stopped(out, script, tail)
             raise failed[0]
         timed_out = deadline is not None and time.monotonic() >= deadline and code != 0
-        finalize_trace(
+        settled = finalize_trace(
             out, exit_code=code, status="timeout" if timed_out else None,
-            stderr_tail=tail.text(), script=str(script),
+            stderr_tail=tail.text(), script=str(script), ended=ended,
         )
-        return tracefile.load_trace(out)
+        try:
+            trace = tracefile.load_trace(out)
+        except (TraceError, OSError):  # nothing could be written (write_failure says why)
+            trace = Trace()
+        return dataclasses.replace(trace, script=settled)  # as settled, written or not
 
 
 EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines

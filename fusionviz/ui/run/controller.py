@@ -41,7 +41,7 @@ class Job:
     kind: str  # "capture" | "experiment"
     argv: Callable[..., list[str]]  # (script, out, **options) -> argv
     temp_out: Callable[[str], str]  # script -> where the output goes when none is given
-    settle: Callable[..., None]  # (out, exit_code=, status=, stderr_tail=, script=); raises
+    settle: Callable[..., None]  # (out, exit_code=, status=, stderr_tail=, script=, ended=)
 
 
 def _settle_capture(out: str, **how) -> None:
@@ -49,7 +49,7 @@ def _settle_capture(out: str, **how) -> None:
 
 
 def _settle_experiment(out: str, *, status: str | None, exit_code: int | None,
-                       stderr_tail: str, script: str) -> None:
+                       stderr_tail: str, script: str, ended: dict | None = None) -> None:
     """An experiment is usable once its child wrote ``experiment.json`` (last, on success)."""
     if (Path(out) / "experiment.json").is_file():
         return
@@ -97,10 +97,10 @@ class RunController(QObject):
         self.process: QProcess | None = None
         self.job: Job = CAPTURE
         self.script = self.out_path = ""
-        self.cancelled = False
+        self.cancelled, self._ended = False, {}
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail = Tail()  # for the error message / traceback pane
-        self._run_id, self._pid = "", 0
+        self._run_id, self._pid, self._ended = "", 0, {}
         self._channel: PipeReader | None = None  # the private progress pipe, where there is one
 
     @property
@@ -120,7 +120,7 @@ class RunController(QObject):
         env = QProcessEnvironment()
         for key, value in runner.capture_env(cache_dir, self._run_id).items():
             env.insert(key, value)
-        self.cancelled = False
+        self.cancelled, self._ended = False, {}
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail.clear()
         proc = QProcess(self)
@@ -184,12 +184,17 @@ class RunController(QObject):
         if message is None:
             self.sig_output.emit(line)
         else:
-            self.sig_progress.emit(message)
+            self._progress(message)
 
     def _progress_line(self, line: str) -> None:
         message = parse_progress(line)
         if message is not None:  # else not ours to show: dropped
-            self.sig_progress.emit(message)
+            self._progress(message)
+
+    def _progress(self, message: dict) -> None:
+        if message["event"] == "done":  # how the child ended, for settling the trace
+            self._ended = message
+        self.sig_progress.emit(message)
 
     def _read_stderr(self) -> None:
         for line in self._stderr.feed(bytes(self.process.readAllStandardError().data())):
@@ -222,7 +227,7 @@ class RunController(QObject):
         try:
             self.job.settle(self.out_path, exit_code=None if crashed else exit_code,
                             status=status, stderr_tail=self._stderr_tail.text(),
-                            script=self.script)
+                            script=self.script, ended=self._ended)
         except (OSError, TraceError) as e:
             lead = "the capture left no readable trace: " if self.job.kind == "capture" else ""
             self.sig_failed.emit(f"{lead}{e}")
