@@ -8,7 +8,7 @@ import time
 
 from fusionviz.model.report.summary import summary_text
 from fusionviz.model.run.protocol import describe_progress
-from fusionviz.model.run.runner import output_problem, run_capture
+from fusionviz.model.run.runner import output_problem, run_capture, write_failure
 from fusionviz.model.run.settings import parse_config
 
 
@@ -58,5 +58,9 @@ def capture_command(opts: argparse.Namespace) -> int:
         timing=not opts.no_timing,
     )
     print(summary_text(trace))
+    problem = write_failure(trace.script)
+    if problem:  # the script's status stands; the trace file is its last good state
+        print(f"fusionviz capture: {problem} ({opts.out})", file=sys.stderr)
+        return 1
     print(f"trace written to {opts.out}")
     return 0 if trace.script.status == "ok" else 1

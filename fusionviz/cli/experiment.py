@@ -7,7 +7,7 @@ import sys
 
 from fusionviz.cli.capture import Progress
 from fusionviz.model.experiment import runs as experiments
-from fusionviz.model.run.protocol import encode_progress
+from fusionviz.model.run.protocol import encode_progress, progress_writer
 from fusionviz.model.run.settings import parse_config
 from fusionviz.model.whatif import WhatIf, parse_pair
 
@@ -36,7 +36,8 @@ def add_experiment_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     ap.add_argument("--timeout", type=float, default=None, help="per capture, in seconds")
     ap.add_argument("--json-progress", action="store_true",
-                    help="progress as protocol lines on stdout (for the GUI)")
+                    help="progress as protocol lines, on the pipe the GUI hands over "
+                    "(else on stdout)")
 
 
 def _progress(json_lines: bool):
@@ -52,9 +53,11 @@ def _progress(json_lines: bool):
 
         return show
 
+    write = progress_writer()  # the GUI's private pipe, else stdout
+
     def emit(msg):
         fields = {k: v for k, v in msg.items() if k != "event"}
-        print(encode_progress(msg["event"], **fields), flush=True)
+        write(encode_progress(msg["event"], **fields))
 
     return emit
 

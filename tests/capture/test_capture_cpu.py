@@ -129,8 +129,7 @@ def test_nodes_know_the_module_they_come_from_forward_and_backward(capture):
     assert all(n.module.startswith("h") for g in trace.graphs for n in g.nodes)
 
 
-def test_a_child_left_holding_stdout_neither_holds_the_capture_nor_outlives_it(tmp_path):
-    import os
+def test_a_child_left_holding_stdout_neither_holds_the_capture_nor_outlives_it(tmp_path, alive):
     import re
     import time
 
@@ -145,10 +144,4 @@ def test_a_child_left_holding_stdout_neither_holds_the_capture_nor_outlives_it(t
     assert trace.script.status == "no_graphs"
     pid = int(re.search(r"child pid (\d+)", "\n".join(lines)).group(1))
     time.sleep(0.5)
-    try:
-        os.kill(pid, 0)
-        stat = __import__("pathlib").Path(f"/proc/{pid}/stat").read_text()
-        alive = stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone
-    except (ProcessLookupError, FileNotFoundError):
-        alive = False
-    assert not alive, "the script's child still runs after the capture"
+    assert not alive(pid), "the script's child still runs after the capture"

@@ -49,3 +49,45 @@ def test_a_child_that_wrote_nothing_still_leaves_a_trace_that_says_why(tmp_path)
     script = finalize_trace(str(path), exit_code=3, stderr_tail="ImportError: x", script="s.py")
     assert script.status == "error" and script.traceback == "ImportError: x"
     assert load_trace(path).script == script and load_trace(path).graphs == ()
+
+
+SETTLE = """
+import resource, signal, sys
+from fusionviz.model.run.runner import finalize_trace, write_failure
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+limit = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+script = finalize_trace(sys.argv[1], exit_code=3, stderr_tail="boom", script="s.py")
+print(script.status, write_failure(script), sep="|")
+"""
+
+
+def _settle_limited(path, limit: int) -> str:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    done = subprocess.run([sys.executable, "-c", SETTLE, str(path), str(limit)],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_settling_on_a_full_disk_keeps_the_last_file_and_says_so(tmp_path):
+    trace, path = _saved(tmp_path, "running")
+    assert len(trace.graphs) == 1
+    before = path.read_bytes()
+    said = _settle_limited(path, len(before) + 8)  # the rewrite is larger: EFBIG
+    assert said == "error|could not write the trace: file too large; graph 0 kept"
+    assert path.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name != path.name]  # no temp left
+
+
+def test_settling_with_nothing_written_on_a_full_disk_says_so(tmp_path):
+    path = tmp_path / "never.json.gz"
+    said = _settle_limited(path, 16)
+    assert said == "error|could not write the trace: file too large; no graph kept"
+    assert not path.exists()

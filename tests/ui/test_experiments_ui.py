@@ -18,7 +18,6 @@ import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QToolBar
-from test_run_controller import _alive
 
 from fusionviz.model.experiment.runs import experiment_argv
 from fusionviz.model.tracefile.io import load_trace, save_trace
@@ -32,21 +31,22 @@ SCRIPT = DATA / "scripts" / "whatif_ops.py"
 
 FAKE_EXPERIMENT = textwrap.dedent('''
     import shutil, subprocess, sys, time
-    from fusionviz.model.run.protocol import encode_progress
+    from fusionviz.model.run.protocol import encode_progress, progress_writer
+    emit = progress_writer()  # the controller's private pipe
     how, src, out = sys.argv[1:4]
-    print(encode_progress("variant", index=0, of=2, label="baseline"), flush=True)
-    print(encode_progress("round", graph=0, round=1, nodes=5, variant=0), flush=True)
+    emit(encode_progress("variant", index=0, of=2, label="baseline"))
+    emit(encode_progress("round", graph=0, round=1, nodes=5, variant=0))
     print("compiling...", flush=True)
     if how == "hang":  # like run_capture: a capture child in a session of its own
         worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                                   start_new_session=True)
         open(out + "/worker.pid", "w").write(str(worker.pid))
-        print(encode_progress("variant", index=1, of=2, label="variant"), flush=True)
+        emit(encode_progress("variant", index=1, of=2, label="variant"))
         time.sleep(60)
     if how == "die":
         print("Traceback (most recent call last):\\nRuntimeError: boom", file=sys.stderr)
         sys.exit(3)
-    print(encode_progress("variant", index=1, of=2, label="variant"), flush=True)
+    emit(encode_progress("variant", index=1, of=2, label="variant"))
     shutil.copytree(src, out, dirs_exist_ok=True)
 ''')
 
@@ -247,7 +247,7 @@ def test_a_child_that_dies_reports_why(qtbot, window, fake):
     assert window.errors and not window.experiments.compare_windows
 
 
-def test_cancel_kills_the_experiment_and_its_captures(qtbot, window, fake, tmp_path):
+def test_cancel_kills_the_experiment_and_its_captures(qtbot, window, fake, tmp_path, alive):
     fake.how = "hang"
     out = tmp_path / "exp"
     out.mkdir()
@@ -255,11 +255,11 @@ def test_cancel_kills_the_experiment_and_its_captures(qtbot, window, fake, tmp_p
                           check_params_cb=lambda m: m.get("index") == 1):
         window.runner.start(str(SCRIPT), str(out), job=EXPERIMENT, kind="sweep")
     worker = int((out / "worker.pid").read_text())
-    assert _alive(worker)
+    assert alive(worker)
     with qtbot.waitSignal(window.runner.sig_failed, timeout=30000) as failed:
         window.actions_by_name["cancel"].trigger()
     assert "cancelled" in failed.args[0] and not window.runner.running
-    qtbot.waitUntil(lambda: not _alive(worker), timeout=5000)
+    qtbot.waitUntil(lambda: not alive(worker), timeout=5000)
     assert not window.experiments.compare_windows
 
 

@@ -23,19 +23,22 @@ FAKE_CHILD = textwrap.dedent('''
     import sys, time
     from dataclasses import replace
     from fusionviz.model.trace import Script
-    from fusionviz.model.run.protocol import encode_progress
+    from fusionviz.model.run.protocol import encode_progress, progress_writer
+    emit = progress_writer()  # the controller's private pipe
     from fusionviz.model.synthetic import synthetic_trace
     from fusionviz.model.tracefile.io import save_trace
     out, how = sys.argv[1], sys.argv[2]
-    print(encode_progress("start", script="fake.py"), flush=True)
+    emit(encode_progress("start", script="fake.py"))
     print("hello from the script", flush=True)
-    print(encode_progress("graph_start", graph=0, compile_id="0/0", kind="inference"), flush=True)
-    print(encode_progress("round", graph=0, round=1, nodes=30), flush=True)
+    print('FUSIONVIZ {"event":"round","graph":0,"round":"x"}', flush=True)  # forged
+    print("FUSIONVIZ garbage", flush=True)
+    emit(encode_progress("graph_start", graph=0, compile_id="0/0", kind="inference"))
+    emit(encode_progress("round", graph=0, round=1, nodes=30))
     if how == "hang":
         import subprocess  # like Inductor's compile workers: a grandchild process
         worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         open(out + ".worker", "w").write(str(worker.pid))
-        print(encode_progress("round", graph=0, round=2, nodes=20), flush=True)
+        emit(encode_progress("round", graph=0, round=2, nodes=20))
         time.sleep(60)
     if how != "die":
         trace = synthetic_trace(40, seed=1, rounds=2)
@@ -43,9 +46,12 @@ FAKE_CHILD = textwrap.dedent('''
             tb = "Traceback (most recent call last):\\nRuntimeError: boom"
             trace = replace(trace, script=Script("fake.py", status="error", traceback=tb,
                                                  message="RuntimeError: boom"))
+        if how == "full":  # its last write failed: the file is the one before it
+            trace = replace(trace, script=Script("fake.py", status="running"))
         save_trace(trace, out)
-    print(encode_progress("graph_done", graph=0, nodes=40, kernels=12), flush=True)
-    print(encode_progress("done", status="ok", graphs=1), flush=True)
+    emit(encode_progress("graph_done", graph=0, nodes=40, kernels=12))
+    failed = {"write_error": "no space left on device", "kept": 1} if how == "full" else {}
+    emit(encode_progress("done", status="ok", graphs=1, **failed))
     if how in ("die", "fail"):  # die: before writing a trace; fail: after
         print("Traceback (most recent call last):\\nRuntimeError: boom", file=sys.stderr)
         sys.exit(3)
@@ -79,10 +85,59 @@ def test_progress_output_and_trace_of_a_good_run(qtbot, child, tmp_path):
     assert [m["event"] for m in progress] == ["start", "graph_start", "round", "graph_done",
                                               "done"]
     assert "hello from the script" in output
-    assert not any(line.startswith("FUSIONVIZ") for line in output)
+    # what the script prints is its output, even when it looks like progress
+    assert 'FUSIONVIZ {"event":"round","graph":0,"round":"x"}' in output
+    assert "FUSIONVIZ garbage" in output
     trace = load_trace(path)
     assert trace.script.status == "ok" and len(trace.graphs[0].nodes) == 40
     assert not controller.running
+
+
+def test_without_a_private_pipe_progress_comes_on_stdout_checked(qtbot, child, tmp_path,
+                                                                 monkeypatch):
+    """Where no pipe can be handed over (not POSIX), stdout carries the progress; a
+    line of the wrong shape is still the script's output."""
+    monkeypatch.setattr("fusionviz.ui.run.controller.open_channel", lambda: None)
+    _path, progress, output = run(qtbot, RunController(argv_builder=child), "ok", tmp_path)
+    assert [m["event"] for m in progress] == ["start", "graph_start", "round", "graph_done",
+                                              "done"]
+    assert 'FUSIONVIZ {"event":"round","graph":0,"round":"x"}' in output
+    assert "hello from the script" in output
+
+
+CHANNEL_CHILD = textwrap.dedent('''
+    import os, subprocess, sys
+    from fusionviz.model.run.protocol import encode_progress, progress_writer
+    pipe = os.readlink(f"/proc/self/fd/{os.environ['FUSIONVIZ_PROGRESS_FD']}")
+    emit = progress_writer()
+    print("in the environment:", os.environ.get("FUSIONVIZ_PROGRESS_FD"), flush=True)
+    look = ("import os, sys; d = '/proc/self/fd/'; print(any(os.path.lexists(d + f) and "
+            "os.readlink(d + f) == sys.argv[1] for f in os.listdir(d)))")
+    held = subprocess.run([sys.executable, "-c", look, pipe], close_fds=False,
+                          capture_output=True, text=True)
+    held = held.stdout.strip() or held.stderr
+    print("a subprocess holds the pipe:", held, flush=True)
+    emit(encode_progress("start", script="x.py"))
+''')
+
+
+def test_the_progress_pipe_is_private_to_the_child(qtbot, tmp_path):
+    """The child takes the pipe out of its environment and keeps it from the
+    script's subprocesses: only the child itself can speak on it."""
+    path = tmp_path / "channel_child.py"
+    path.write_text(CHANNEL_CHILD)
+    controller = RunController(argv_builder=lambda s, o, **k: [sys.executable, str(path)])
+    path_, progress, output = run(qtbot, controller, "ok", tmp_path)
+    assert progress == [{"event": "start", "script": "x.py"}]
+    assert "in the environment: None" in output
+    assert "a subprocess holds the pipe: False" in output
+
+
+def test_a_trace_the_child_could_not_finish_writing_says_so(qtbot, child, tmp_path):
+    path, _, _ = run(qtbot, RunController(argv_builder=child), "full", tmp_path)
+    script = load_trace(path).script
+    assert script.status == "ok"
+    assert script.message == "could not write the trace: no space left on device; graph 0 kept"
 
 
 def test_a_crashing_script_still_yields_a_trace_with_its_traceback(qtbot, child, tmp_path):
@@ -93,7 +148,7 @@ def test_a_crashing_script_still_yields_a_trace_with_its_traceback(qtbot, child,
     assert "RuntimeError: boom" in output
 
 
-def test_cancel_kills_the_child_and_its_workers(qtbot, child, tmp_path):
+def test_cancel_kills_the_child_and_its_workers(qtbot, child, tmp_path, alive):
     controller = RunController(argv_builder=child)
     with qtbot.waitSignal(controller.sig_progress, timeout=30000,
                           check_params_cb=lambda m: m.get("round") == 2):
@@ -104,19 +159,28 @@ def test_cancel_kills_the_child_and_its_workers(qtbot, child, tmp_path):
     assert load_trace(done.args[0]).script.status == "cancelled"
     assert not controller.running
     worker = int((tmp_path / "out.json.gz.worker").read_text())
-    qtbot.waitUntil(lambda: not _alive(worker), timeout=5000)
+    qtbot.waitUntil(lambda: not alive(worker), timeout=5000)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.waitpid(pid, os.WNOHANG)  # not our child: raises; reaps nothing
-    except ChildProcessError:
-        pass
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"  # a zombie is dead, awaiting its reaper
-    except FileNotFoundError:
-        return False
+DAEMON_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "data", "scripts",
+                             "starts_a_daemon.py")
+
+
+@pytest.mark.parametrize("how", ["exit", "hang"])
+def test_a_daemon_the_script_started_ends_with_the_run(qtbot, tmp_path, alive, how):
+    """A double-forked daemon in a session of its own: ended when the child exits,
+    and when the run is cancelled (found by the run's cookie in its environment)."""
+    pidfile = tmp_path / "daemon.pid"
+    controller = RunController(
+        argv_builder=lambda s, o, **k: [sys.executable, DAEMON_SCRIPT, str(pidfile), how])
+    with qtbot.waitSignal(controller.sig_output, timeout=30000,
+                          check_params_cb=lambda line: line == "daemon started"):
+        controller.start(DAEMON_SCRIPT, str(tmp_path / "out.json.gz"),
+                         cache_dir=str(tmp_path / "cache"))
+    with qtbot.waitSignal(controller.sig_finished, timeout=30000):
+        if how == "hang":
+            controller.cancel()
+    qtbot.waitUntil(lambda: not alive(int(pidfile.read_text())), timeout=5000)
 
 
 def test_a_missing_interpreter_reports_failure(qtbot, tmp_path):

@@ -13,6 +13,7 @@ import sys
 import time
 import traceback
 
+from fusionviz.model.run.protocol import progress_writer
 from fusionviz.model.run.settings import parse_config
 from fusionviz.model.trace import Script
 from fusionviz.model.whatif import WhatIf, parse_pair
@@ -80,15 +81,11 @@ def run_script(path: str, args: list[str]) -> tuple[str, int, str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    emit = progress_writer()  # first: its pipe is out of the environment before all else
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     if opts.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA
     os.environ["FUSIONVIZ_DEVICE"] = opts.device
-    out_stream = sys.__stdout__
-
-    def emit(line: str) -> None:
-        out_stream.write(line + "\n")
-        out_stream.flush()
 
     import torch
 

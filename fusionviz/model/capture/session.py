@@ -20,6 +20,7 @@ from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
 from fusionviz.model.capture.timing import clone_inputs, measure
 from fusionviz.model.run.protocol import encode_progress
+from fusionviz.model.run.settle import write_error_text
 from fusionviz.model.trace import Capabilities, Problem, Script, Trace
 from fusionviz.model.tracefile import io as trace_io
 from fusionviz.model.tracefile.io import json_value
@@ -109,6 +110,8 @@ class Recorder:
         self.env = environment()
         self.capabilities = Capabilities()
         self.t0 = time.perf_counter()
+        self.write_error = ""  # why the last write of the trace failed ("" when it did not)
+        self.kept: int | None = None  # graphs in the file as last written (None: never)
 
     # -- events from hooks -----------------------------------------------------
     def on_error(self, where: str, tb: str) -> None:
@@ -232,17 +235,28 @@ class Recorder:
             warnings=tuple(self.warnings),
         )
 
-    def save(self) -> None:
+    def save(self) -> Trace:
+        """Rewrite the trace file (atomically: a failed write leaves the last good one)
+        and return what it holds now; a failure is noted, never raised."""
+        trace = self.trace()
         try:
-            trace_io.save_trace(self.trace(), self.out)
-        except Exception as e:  # noqa: BLE001
-            print(f"fusionviz: could not write the trace: {e}", file=sys.stderr)
+            trace_io.save_trace(trace, self.out)
+        except Exception as e:  # noqa: BLE001 - a full disk must not break the user's run
+            why = write_error_text(e)
+            if why != self.write_error:
+                print(f"fusionviz: could not write the trace: {why}", file=sys.stderr)
+            self.write_error = why
+        else:
+            self.write_error, self.kept = "", len(trace.graphs)
+        return trace
 
     def finish(self, script: Script) -> Trace:
+        """Write the final trace and say so; when it could not be written, the
+        message says why and how many graphs the file kept."""
         self.script = script
-        trace = self.trace()
-        trace_io.save_trace(trace, self.out)
-        self.progress("done", status=script.status, graphs=len(trace.graphs))
+        trace = self.save()
+        failed = {"write_error": self.write_error, "kept": self.kept} if self.write_error else {}
+        self.progress("done", status=script.status, graphs=len(trace.graphs), **failed)
         return trace
 
 

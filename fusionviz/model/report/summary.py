@@ -102,4 +102,23 @@ def summary_text(trace: Trace, *, rounds: bool = False) -> str:
         if rounds:
             for r in g.rounds:
                 lines += round_lines(r)
-    return "\n".join(lines)
+    return "\n".join(lines + failure_lines(trace))
+
+
+FAILURE_LINES = 40  # of the script's traceback / stderr tail; each cut to LINE_CHARS
+LINE_CHARS = 400
+
+
+def failure_lines(trace: Trace) -> list[str]:
+    """The end of what the trace recorded of the script's traceback or stderr, when
+    the script did not end well ("ok" or still "running": nothing)."""
+    s = trace.script
+    text = s.traceback.rstrip()
+    if s.status in ("ok", "running") or not text:
+        return []
+    lines = text.splitlines()
+    shown = lines[-FAILURE_LINES:]
+    more = f", last {len(shown)} of {len(lines)} lines" if len(shown) < len(lines) else ""
+    return ["", f"script's traceback / stderr{more}:",
+            *(f"  {line[:LINE_CHARS]}{' […]' if len(line) > LINE_CHARS else ''}"
+              for line in shown)]

@@ -1,15 +1,42 @@
-"""Progress messages from the capture child to its parent, one JSON object per line.
+"""Progress messages from a fusionviz child to its parent, one JSON object per line.
 
-The child prints them on stdout among the script's own output, each line starting
-with ``PREFIX``; the GUI and the CLI decode them with ``parse_progress``.
+On POSIX the parent hands the child a private pipe (``open_channel``): the write end's
+number comes in ``CHANNEL_ENV``, which the child takes out of its environment
+(``progress_writer``) and marks close-on-exec, so neither the script's output nor its
+subprocesses can speak on it. Where no pipe can be handed over, the child prints the
+lines on stdout among the script's own output, each starting with ``PREFIX``. Either
+way the parent decodes them with ``parse_progress``, which keeps only a known event
+with fields of the types below: anything else is the script's output.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import sys
+from collections.abc import Callable
 
 PREFIX = "FUSIONVIZ "
-EVENTS = ("start", "graph_start", "round", "graph_done", "timing", "done", "variant")
+CHANNEL_ENV = "FUSIONVIZ_PROGRESS_FD"
+PRIVATE_CHANNEL = os.name == "posix"
+
+# The fields each event may carry, by type; "variant" (an experiment's capture
+# index) may come with any of them. A field may be left out; None only where listed.
+_COUNT, _NUMBER, _TEXT = "count", "number", "text"
+FIELDS: dict[str, dict[str, str]] = {
+    "start": {"script": _TEXT},
+    "graph_start": {"graph": _COUNT, "compile_id": _TEXT, "kind": _TEXT},
+    "round": {"graph": _COUNT, "round": _COUNT, "nodes": _COUNT},
+    "graph_done": {"graph": _COUNT, "nodes": _COUNT, "kernels": _COUNT, "rounds": _COUNT,
+                   "compile_s": _NUMBER},
+    "timing": {"graph": _COUNT, "compiled_ms": _NUMBER, "eager_ms": _NUMBER},
+    "done": {"status": _TEXT, "graphs": _COUNT, "write_error": _TEXT, "kept": _COUNT},
+    "variant": {"index": _COUNT, "of": _COUNT, "label": _TEXT},
+}
+EVENTS = tuple(FIELDS)
+_NULLABLE = {"graph", "compiled_ms", "eager_ms", "of"}
+_MAX_COUNT = 2**31 - 1  # fits a Qt int (a progress bar's range)
 
 
 def encode_progress(event: str, **fields) -> str:
@@ -18,14 +45,71 @@ def encode_progress(event: str, **fields) -> str:
 
 
 def parse_progress(line: str) -> dict | None:
-    """The message of a progress line, or None for the script's own output."""
+    """The message of a progress line, or None for anything else (the script's own
+    output, a line of the wrong shape): a known event, its known fields checked and
+    kept, others dropped."""
     if not line.startswith(PREFIX):
         return None
     try:
         msg = json.loads(line[len(PREFIX):])
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return None
-    return msg if isinstance(msg, dict) and msg.get("event") in EVENTS else None
+    if not isinstance(msg, dict) or msg.get("event") not in FIELDS:
+        return None
+    kinds = {**FIELDS[msg["event"]], "variant": _COUNT}
+    out = {"event": msg["event"]}
+    for key, kind in kinds.items():
+        if key not in msg:
+            continue
+        value = msg[key]
+        if not (_valid(kind, value) or (value is None and key in _NULLABLE)):
+            return None
+        out[key] = value
+    return out
+
+
+def _valid(kind: str, value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if kind == _COUNT:
+        return isinstance(value, int) and 0 <= value <= _MAX_COUNT
+    if kind == _NUMBER:
+        return isinstance(value, int | float) and math.isfinite(value)
+    return isinstance(value, str)
+
+
+def open_channel() -> tuple[int, int] | None:
+    """A pipe (read end, write end) for a child's progress, both ends close-on-exec
+    (the caller hands the write end over: ``pass_fds``, or ``os.set_inheritable``);
+    None where none can be handed over: the child then prints on stdout."""
+    return os.pipe() if PRIVATE_CHANNEL else None
+
+
+def progress_writer() -> Callable[[str], None]:
+    """In the child: write a progress line to the parent's private pipe, taken out of
+    the environment now (call this before the script runs), else to stdout. A write
+    that fails (the parent is gone) is dropped: progress never breaks the run."""
+    value = os.environ.pop(CHANNEL_ENV, "")
+    fd = int(value) if value.isdecimal() else -1
+    try:
+        os.set_inheritable(fd, False)  # the script's subprocesses do not get it
+    except (OSError, OverflowError):
+        fd = -1
+    stream = sys.__stdout__
+
+    def write(line: str) -> None:
+        try:
+            if fd >= 0:
+                data = (line + "\n").encode()
+                while data:
+                    data = data[os.write(fd, data):]
+            elif stream is not None:
+                stream.write(line + "\n")
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    return write
 
 
 def describe_progress(msg: dict) -> str:

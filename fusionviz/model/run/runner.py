@@ -1,15 +1,14 @@
-"""Start the capture child process and settle how it ended (no torch, no Qt here).
+"""Start the capture child process and follow it to its end (no torch, no Qt here).
 
 The GUI drives the child through QProcess with ``capture_argv``/``capture_env`` and
-calls ``finalize_trace`` when it exits (then loads the trace, once); the CLI and the
-tests use ``run_capture``.
+calls ``finalize_trace`` (``settle``) when it exits (then loads the trace, once); the
+CLI and the tests use ``run_capture``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -20,15 +19,17 @@ from importlib import resources
 from pathlib import Path
 
 from fusionviz.model.errors import TraceError
-from fusionviz.model.run.process_tree import kill_tree
-from fusionviz.model.run.protocol import parse_progress
-from fusionviz.model.trace import Script, Trace
+from fusionviz.model.run.process_tree import kill_tree, new_run_id, tag_env
+from fusionviz.model.run.protocol import CHANNEL_ENV, open_channel, parse_progress
+from fusionviz.model.run.settle import finalize_trace, write_failure
+from fusionviz.model.run.streams import Tail, pump
+from fusionviz.model.trace import Trace
 from fusionviz.model.tracefile import io as tracefile
 from fusionviz.model.whatif import WhatIf
 
 __all__ = [
     "capture_argv", "capture_env", "default_example", "examples", "finalize_trace",
-    "run_capture",
+    "output_problem", "run_capture", "write_failure",
 ]
 
 
@@ -75,8 +76,9 @@ def capture_argv(
     return [*argv, "--", str(script), *map(str, script_args)]
 
 
-def capture_env(cache_dir: str) -> dict[str, str]:
-    """The child's environment: a fresh Inductor/Triton cache so the scheduler runs.
+def capture_env(cache_dir: str, run_id: str = "") -> dict[str, str]:
+    """The child's environment: a fresh Inductor/Triton cache so the scheduler runs,
+    and the run's cookie (``process_tree.tag_env``) that ``kill_tree`` finds.
 
     ``TEARDOWN_CUPTI=1`` (unless the user set it): Kineto then finalizes CUPTI after each
     of the capture's profiler sessions, which otherwise stays active and slows the
@@ -93,71 +95,7 @@ def capture_env(cache_dir: str) -> dict[str, str]:
     )
     src = str(Path(__file__).resolve().parents[3])  # make the package importable as-is
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    return env
-
-
-def finalize_trace(
-    out: str,
-    *,
-    exit_code: int | None,
-    status: str | None = None,
-    stderr_tail: str = "",
-    script: str = "",
-) -> Script:
-    """Settle the script's status in the trace after the child ended; return it.
-
-    A child that ran to its end wrote the final status itself: the file is left as it
-    is (only its core line is read). Otherwise (a crash, a timeout, a cancel) the
-    status is written into the core line; a child that died before writing anything
-    still gets a trace, holding its exit status and the end of its stderr.
-    """
-    try:
-        recorded = tracefile.read_script(out)
-    except TraceError:
-        recorded = None
-    if recorded is not None and status is None and recorded.status != "running":
-        return recorded
-    s = recorded or Script(path=script)
-    if status is None:
-        status = s.status if s.status != "running" else _status_from_code(exit_code)
-    settled = dataclasses.replace(
-        s, status=status, exit_code=exit_code if s.exit_code is None else s.exit_code,
-        message=s.message or _message(status, exit_code),
-        traceback=s.traceback or (stderr_tail if status != "ok" else ""),
-    )
-    try:
-        tracefile.replace_script(out, settled)
-    except (TraceError, OSError):
-        tracefile.save_trace(Trace(script=settled), out)  # nothing readable was written
-    return settled
-
-
-def _status_from_code(code: int | None) -> str:
-    if code is None or code < 0:
-        return "crashed"
-    return "error" if code else "ok"
-
-
-def _message(status: str, code: int | None) -> str:
-    if status == "crashed":
-        name = _signal_name(code)
-        return f"the script's process died{f' ({name})' if name else ''}; graphs captured before are kept"
-    if status == "timeout":
-        return "the script ran past the time limit and was stopped; graphs captured before are kept"
-    if status == "cancelled":
-        return "the capture was cancelled; graphs captured before are kept"
-    if status == "error":
-        return f"the script failed (exit status {code})"
-    return ""
-
-
-def _signal_name(code: int | None) -> str:
-    if code is None or code >= 0:
-        return ""
-    try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
+    return tag_env(env, run_id) if run_id else env
 
 
 def output_problem(out: str) -> str:
@@ -188,79 +126,106 @@ def run_capture(
     on_output: Callable[[str], None] | None = None,
     **options,
 ) -> Trace:
-    """Run the capture child to the end (or ``timeout`` seconds) and return the trace."""
+    """Run the capture child to the end (or ``timeout`` seconds) and return the trace
+    (its script as settled: ``write_failure`` tells when the file could not hold it)."""
+    run_id, tail, failed, ended = new_run_id(), Tail(), [], {}
+    channel = open_channel()  # (read, write) of the private progress pipe, or None
     with tempfile.TemporaryDirectory(prefix="fusionviz-cache-") as cache:
-        proc = subprocess.Popen(
-            capture_argv(script, out, **options), env=capture_env(cache),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        )
-        err: list[str] = []
-        reader = threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)
-        reader.start()
+        env = capture_env(cache, run_id)
+        if channel:
+            env[CHANNEL_ENV] = str(channel[1])
+        try:
+            proc = subprocess.Popen(
+                capture_argv(script, out, **options), env=env, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True, pass_fds=channel or (),
+            )
+        except BaseException:
+            for fd in channel or ():
+                os.close(fd)
+            raise
+        if channel:
+            os.close(channel[1])  # the child's now: its end is the pipe's only writer
         deadline = None if timeout is None else time.monotonic() + timeout
-        timer = _killer(proc, timeout)
-        failed: list[BaseException] = []
+        timer = _killer(proc, run_id, timeout)
 
-        def read_stdout() -> None:
-            try:
-                for line in proc.stdout:
-                    msg = parse_progress(line.rstrip("\n"))
-                    if msg is not None and on_progress:
-                        on_progress(msg)
-                    elif msg is None and on_output:
-                        on_output(line.rstrip("\n"))
-            except BaseException as e:  # noqa: BLE001 - a callback raised: re-raised below
-                failed.append(e)
-                _kill_group(proc)
+        def stop(e: BaseException) -> None:
+            failed.append(e)
+            _kill_group(proc, run_id)
 
-        out_reader = threading.Thread(target=read_stdout, daemon=True)
-        out_reader.start()
+        def progress_line(line: str) -> None:
+            msg = parse_progress(line)
+            if msg is not None and msg["event"] == "done":
+                ended.update(msg)
+            if msg is not None and on_progress:
+                on_progress(msg)
+            elif msg is None and on_output and not channel:  # stdout: the script's
+                on_output(line)
+
+        # With the private pipe, stdout is only the script's; else progress is on it.
+        streams = [(proc.stdout, (on_output or _ignore) if channel else progress_line),
+                   (proc.stderr, tail.add)]
+        if channel:
+            streams.append((os.fdopen(channel[0], "rb"), progress_line))
+        readers = [(stream, pump(stream, on_line, stop)) for stream, on_line in streams]
         try:
             code = proc.wait()
             # The child is gone; what it started (a forked worker, a daemon) may hold
-            # its stdout open and run on: after its last lines, end the whole group.
-            out_reader.join(EXIT_GRACE_S)
-            _kill_group(proc)
-            out_reader.join(5)
+            # its output open and run on: after its last lines, end the whole tree.
+            grace = time.monotonic() + EXIT_GRACE_S
+            for _stream, reader in readers:
+                reader.join(max(0.0, grace - time.monotonic()))
+            _kill_group(proc, run_id)
+            for _stream, reader in readers:
+                reader.join(5)
         except BaseException:  # Ctrl+C: never leave the child behind
-            _kill_group(proc)
+            _kill_group(proc, run_id)
             proc.wait()
+            _settle_stopped(out, script, tail)
             raise
         finally:
             if timer:
                 timer.cancel()
-        if failed:
+            for stream, reader in readers:
+                if not reader.is_alive():  # else a process out of reach still holds it
+                    stream.close()
+        if failed:  # a callback raised: the child was stopped
+            _settle_stopped(out, script, tail)
             raise failed[0]
-        reader.join(5)
-        proc.stdout.close()
-        if not reader.is_alive():  # else a process the script left behind still holds it
-            proc.stderr.close()
         timed_out = deadline is not None and time.monotonic() >= deadline and code != 0
-        finalize_trace(
+        settled = finalize_trace(
             out, exit_code=code, status="timeout" if timed_out else None,
-            stderr_tail="".join(err)[-8000:], script=str(script),
+            stderr_tail=tail.text(), script=str(script), ended=ended,
         )
-        return tracefile.load_trace(out)
+        try:
+            trace = tracefile.load_trace(out)
+        except (TraceError, OSError):  # nothing could be written (write_failure says why)
+            trace = Trace()
+        return dataclasses.replace(trace, script=settled)  # as settled, written or not
 
 
 EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines
 
 
-def _drain(stream, sink: list[str]) -> None:
-    for line in stream:
-        sink.append(line)
+def _ignore(_line: str) -> None:
+    pass
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the child and everything it started (it leads its own session)."""
-    kill_tree(proc.pid)
+def _settle_stopped(out: str, script: str, tail: Tail) -> None:
+    """The trace of a run stopped by the caller (Ctrl+C, a callback that raised)."""
+    finalize_trace(out, exit_code=None, status="cancelled", stderr_tail=tail.text(),
+                   script=str(script))
+
+
+def _kill_group(proc: subprocess.Popen, run_id: str) -> None:
+    """Kill the child and everything it started, daemons included (``kill_tree``)."""
+    kill_tree(proc.pid, run_id)
     proc.kill()  # where there are no sessions; a no-op on a child already gone
 
 
-def _killer(proc: subprocess.Popen, timeout: float | None):
+def _killer(proc: subprocess.Popen, run_id: str, timeout: float | None):
     if timeout is None:
         return None
-    timer = threading.Timer(timeout, _kill_group, args=(proc,))
+    timer = threading.Timer(timeout, _kill_group, args=(proc, run_id))
     timer.daemon = True
     timer.start()
     return timer

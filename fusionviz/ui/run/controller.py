@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +22,17 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QW
 from fusionviz.model.errors import TraceError
 from fusionviz.model.experiment import runs as experiments
 from fusionviz.model.run import runner
-from fusionviz.model.run.process_tree import in_own_session, kill_tree
-from fusionviz.model.run.protocol import describe_progress, parse_progress, variant_position
+from fusionviz.model.run.process_tree import in_own_session, kill_tree, new_run_id
+from fusionviz.model.run.protocol import (
+    CHANNEL_ENV,
+    describe_progress,
+    open_channel,
+    parse_progress,
+    variant_position,
+)
+from fusionviz.model.run.streams import Lines, Tail
 from fusionviz.ui import storage
-
-_STDERR_TAIL = 200  # lines kept for the error message / traceback pane
+from fusionviz.ui.run.channel import PipeReader
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,7 @@ class Job:
     kind: str  # "capture" | "experiment"
     argv: Callable[..., list[str]]  # (script, out, **options) -> argv
     default_out: Callable[[str], str]  # script -> where output goes if none is given
-    settle: Callable[..., None]  # (out, exit_code=, status=, stderr_tail=, script=); raises
+    settle: Callable[..., None]  # (out, exit_code=, status=, stderr_tail=, script=, ended=)
 
 
 def _settle_capture(out: str, **how) -> None:
@@ -45,7 +50,7 @@ def _settle_capture(out: str, **how) -> None:
 
 
 def _settle_experiment(out: str, *, status: str | None, exit_code: int | None,
-                       stderr_tail: str, script: str) -> None:
+                       stderr_tail: str, script: str, ended: dict | None = None) -> None:
     """An experiment is usable once its child wrote ``experiment.json`` (last, on success)."""
     if (Path(out) / "experiment.json").is_file():
         return
@@ -81,9 +86,11 @@ class RunController(QObject):
         self.process: QProcess | None = None
         self.job: Job = CAPTURE
         self.script = self.out_path = ""
-        self.cancelled = False
-        self._stdout_buf = b""
-        self._stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL)
+        self.cancelled, self._ended = False, {}
+        self._stdout, self._stderr = Lines(), Lines()
+        self._stderr_tail = Tail()  # for the error message / traceback pane
+        self._run_id, self._pid, self._ended = "", 0, {}
+        self._channel: PipeReader | None = None  # the private progress pipe, where there is one
 
     @property
     def running(self) -> bool:
@@ -98,10 +105,12 @@ class RunController(QObject):
         self.script, self.out_path = script, out or job.default_out(script)
         argv = (self._argv_builder or job.argv)(script, self.out_path, **options)
         cache_dir = cache_dir or os.path.join(tempfile.gettempdir(), "fusionviz-cache")
+        self._run_id = new_run_id()
         env = QProcessEnvironment()
-        for key, value in runner.capture_env(cache_dir).items():
+        for key, value in runner.capture_env(cache_dir, self._run_id).items():
             env.insert(key, value)
-        self.cancelled, self._stdout_buf = False, b""
+        self.cancelled, self._ended = False, {}
+        self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail.clear()
         proc = QProcess(self)
         proc.setProcessEnvironment(env)
@@ -111,15 +120,43 @@ class RunController(QObject):
         proc.finished.connect(self._on_finished)
         proc.errorOccurred.connect(self._on_error)
         self.process = proc
+        write_end = self._open_channel(env)
         argv = in_own_session(argv)
-        proc.start(argv[0], argv[1:])
+        try:
+            proc.start(argv[0], argv[1:])  # forks here: the child has its copy of the pipe
+        finally:
+            if write_end is not None:
+                os.close(write_end)
+        self._pid = proc.processId()  # 0 when it failed to start
+
+    def _open_channel(self, env: QProcessEnvironment) -> int | None:
+        """Make the progress pipe; return its write end, inheritable until the child
+        has it (QProcess and the session trampoline pass inherited descriptors on)."""
+        self._close_channel()
+        channel = open_channel()
+        if channel is None:
+            return None
+        read_end, write_end = channel
+        os.set_inheritable(write_end, True)
+        env.insert(CHANNEL_ENV, str(write_end))
+        self.process.setProcessEnvironment(env)
+        self._channel = PipeReader(read_end, self)
+        self._channel.sig_line.connect(self._progress_line)
+        return write_end
+
+    def _close_channel(self) -> None:
+        if self._channel is not None:
+            self._channel.drain()
+            self._channel.close()
+            self._channel.deleteLater()
+            self._channel = None
 
     def cancel(self) -> None:
         """Kill the child; a capture's ``sig_finished`` still follows with what it had
         recorded, a cancelled experiment ends in ``sig_failed``."""
         if self.running:
             self.cancelled = True
-            kill_tree(self.process.processId())
+            kill_tree(self.process.processId(), self._run_id)
             self.process.kill()
 
     def wait(self, msecs: int = 30000) -> bool:
@@ -127,43 +164,59 @@ class RunController(QObject):
         return self.process is None or self.process.waitForFinished(msecs)
 
     def _read_stdout(self) -> None:
-        self._stdout_buf += bytes(self.process.readAllStandardOutput().data())
-        *lines, self._stdout_buf = self._stdout_buf.split(b"\n")
-        for raw in lines:
-            self._line(raw.decode("utf-8", "replace").rstrip("\r"))
+        for line in self._stdout.feed(bytes(self.process.readAllStandardOutput().data())):
+            self._line(line)
 
     def _line(self, line: str) -> None:
-        message = parse_progress(line)
+        """A line of stdout: the script's, or (with no private pipe) maybe progress."""
+        message = None if self._channel is not None else parse_progress(line)
         if message is None:
             self.sig_output.emit(line)
         else:
-            self.sig_progress.emit(message)
+            self._progress(message)
+
+    def _progress_line(self, line: str) -> None:
+        message = parse_progress(line)
+        if message is not None:  # else not ours to show: dropped
+            self._progress(message)
+
+    def _progress(self, message: dict) -> None:
+        if message["event"] == "done":  # how the child ended, for settling the trace
+            self._ended = message
+        self.sig_progress.emit(message)
 
     def _read_stderr(self) -> None:
-        text = bytes(self.process.readAllStandardError().data()).decode("utf-8", "replace")
-        for line in text.splitlines():
-            self._stderr_tail.append(line)
-            self.sig_output.emit(line)
+        for line in self._stderr.feed(bytes(self.process.readAllStandardError().data())):
+            self._stderr_line(line)
+
+    def _stderr_line(self, line: str) -> None:
+        self._stderr_tail.add(line)
+        self.sig_output.emit(line)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
             self.process = None
+            self._close_channel()
             self.sig_failed.emit(f"could not start the {self.job.kind} process ({error.name})")
 
     def _on_finished(self, exit_code: int, exit_status: QProcess.ExitStatus) -> None:
         proc = self.process
         if proc is None:
             return
+        kill_tree(self._pid, self._run_id)  # what the child left running (a daemon)
+        self._read_stdout()
         self._read_stderr()
-        if self._stdout_buf:
-            self._line(self._stdout_buf.decode("utf-8", "replace"))
-            self._stdout_buf = b""
+        for line in self._stdout.close():
+            self._line(line)
+        for line in self._stderr.close():
+            self._stderr_line(line)
+        self._close_channel()
         crashed = exit_status == QProcess.ExitStatus.CrashExit
         status = "cancelled" if self.cancelled else ("crashed" if crashed else None)
         try:
             self.job.settle(self.out_path, exit_code=None if crashed else exit_code,
-                            status=status, stderr_tail="\n".join(self._stderr_tail),
-                            script=self.script)
+                            status=status, stderr_tail=self._stderr_tail.text(),
+                            script=self.script, ended=self._ended)
         except (OSError, TraceError) as e:
             lead = "the capture left no readable trace: " if self.job.kind == "capture" else ""
             self.sig_failed.emit(f"{lead}{e}")
