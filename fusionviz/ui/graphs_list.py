@@ -12,9 +12,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
 
-from fusionviz.model.graph_reasons import compile_id_tip, why_short, why_text
 from fusionviz.model.queries import graph_headline, load_warning, time_kind
 from fusionviz.model.report.formatting import ms_spread, number
+from fusionviz.model.report.graph_reasons import compile_id_tip, why_short, why_text
 from fusionviz.ui.view_state import ViewState
 
 COLUMNS = ("graph", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms", "speedup",

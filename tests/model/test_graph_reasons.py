@@ -1,7 +1,7 @@
 """Why a graph exists, in words: compile ids, graph breaks and failed guards as the
 graphs list, summary and query say them, for the wordings of torch 2.5 to 2.14."""
 
-from fusionviz.model.graph_reasons import (
+from fusionviz.model.report.graph_reasons import (
     compile_id_text,
     short_break,
     short_guard,

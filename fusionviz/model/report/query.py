@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 
-from fusionviz.model.graph_reasons import why_short
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_headline
 from fusionviz.model.report.formatting import group, ms, number
+from fusionviz.model.report.graph_reasons import why_short
 from fusionviz.model.report.kernel_table import kernel_rows
 from fusionviz.model.report.ledger_table import ledger_rows
 from fusionviz.model.report.tables import plain_text

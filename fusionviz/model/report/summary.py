@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from fusionviz.model.graph_reasons import break_label, first_line, short_break, short_guard
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_summary, load_warning, time_kind
 from fusionviz.model.report.formatting import ms, ms_spread
+from fusionviz.model.report.graph_reasons import (
+    break_label,
+    first_line,
+    short_break,
+    short_guard,
+)
 from fusionviz.model.trace import Graph, Round, Timing, Trace
 from fusionviz.model.validate import graph_problems
 
