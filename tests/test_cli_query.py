@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from fusionviz.model.node_lookup import NodeLookupError, find_pair
 from fusionviz.model.report.ledger_table import ledger_rows
 from fusionviz.model.report.query import graph_row
 from fusionviz.model.report.why_report import entry_cells
-from fusionviz.model.trace import Graph, Node, Trace
+from fusionviz.model.trace import BreakReason, Graph, Node, Trace
 from fusionviz.model.tracefile.io import load_trace
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -126,7 +125,8 @@ def test_query_json_of_every_trace(path, capsys):
         (g.index, r.index, len(r.fusions)) for g in trace.graphs for r in g.rounds]
     assert len(doc["ledger"]) == sum(len(ledger_rows(r)) for g in trace.graphs for r in g.rounds)
     for g in doc["graphs"]:
-        assert g["break_reasons"] == [] and g["recompile_reasons"] == []
+        assert (g["break_reasons"], g["recompile_reasons"], g["resumed_after"], g["why"]) == (
+            [], [], None, "")  # recorded before fusionviz recorded them
 
 
 @pytest.mark.parametrize("path", TRACES, ids=_id)
@@ -151,14 +151,31 @@ def test_query_sections_and_one_graph(capsys):
 
 
 def test_break_and_recompile_reasons_come_from_the_graph_record():
-    @dataclass(frozen=True)
-    class Broken(Graph):  # what a trace that records them will hold
-        break_reasons: tuple = ("graph break in f (user.py:12): print()",)
-        recompile_reasons: tuple = ()
+    brk = BreakReason(reason="Failed to trace builtin operator `print`", file="/u/user.py",
+                      line=12, code="print(x)", function="f")
+    row = graph_row(Graph(index=0, compile_id="0/1", break_reasons=(brk,),
+                          recompile_reasons=("0/0: tensor 'x' size mismatch at index 0. "
+                                             "expected 8, actual 16",)))
+    validate_graph(row)
+    assert row["break_reasons"] == [{"reason": brk.reason, "file": "/u/user.py", "line": 12,
+                                     "code": "print(x)", "function": "f"}]
+    assert row["recompile_reasons"] == ["0/0: tensor 'x' size mismatch at index 0. "
+                                        "expected 8, actual 16"]
+    assert row["resumed_after"] is None
+    assert row["why"] == ("recompiled: x.size(0) changed 8 → 16; "
+                          "ends at graph break: print() at user.py:12")
+    empty = graph_row(Graph(index=0))
+    assert (empty["break_reasons"], empty["recompile_reasons"], empty["resumed_after"],
+            empty["why"]) == ([], [], None, "")
+    after = graph_row(Graph(index=1, compile_id="1/0", resumed_after=brk))
+    validate_graph(after)
+    assert after["resumed_after"]["line"] == 12 and after["why"] == (
+        "after graph break: print() at user.py:12")
 
-    row = graph_row(Broken(index=0))
-    assert row["break_reasons"] == ["graph break in f (user.py:12): print()"]
-    assert row["recompile_reasons"] == [] and graph_row(Graph(index=0))["break_reasons"] == []
+
+def validate_graph(row: dict) -> None:
+    errors = list(_errors(row, {"$ref": "#/$defs/graph"}, "$"))
+    assert not errors, errors
 
 
 def test_query_errors(capsys, tmp_path):

@@ -234,6 +234,20 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class BreakReason:
+    """A Dynamo graph break that ended a graph: where in the user's code, and why.
+
+    The graph compiled for that frame compile is the piece *before* the break; the code
+    after it runs eagerly and is traced again as a new frame (a ``resume`` function)."""
+
+    reason: str  # Dynamo's text, e.g. "Failed to trace builtin operator ... `print` ..."
+    file: str = ""  # the user's file where the break happened (innermost frame)
+    line: int = 0
+    code: str = ""  # that source line, when it could be read
+    function: str = ""  # the function it is in
+
+
+@dataclass(frozen=True)
 class Graph:
     """One compiled graph: a graph-break piece, forward, backward or inference."""
 
@@ -251,6 +265,13 @@ class Graph:
     fusion_s: float = 0.0  # wall time inside Scheduler.fuse_nodes
     timing: Timing | None = None
     warnings: tuple[str, ...] = ()
+    # Why this graph exists (empty in traces recorded before fusionviz recorded them):
+    # the graph break(s) its frame compile ended at, the failed guard(s) that made
+    # Dynamo compile the frame again ("0/0: tensor 'x' size mismatch at index 0. ..."),
+    # and the break whose following code this graph's frame is (a resume function).
+    break_reasons: tuple[BreakReason, ...] = ()
+    recompile_reasons: tuple[str, ...] = ()
+    resumed_after: BreakReason | None = None
 
 
 @dataclass(frozen=True)

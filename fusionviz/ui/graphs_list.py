@@ -1,7 +1,10 @@
-"""The list of compiled graphs of a trace, with their sizes and runtimes.
+"""The list of compiled graphs of a trace, with their sizes, runtimes and why each exists.
 
 One row per ``Graph`` (forward, backward, graph-break pieces) from
-``queries.graph_headline``; selecting a row writes ``ViewState.set_graph``.
+``queries.graph_headline``; the last column says why Dynamo made the graph (after a
+graph break, a recompile and its failed guard, ending at a graph break:
+``graph_reasons``), in full in its tooltip, and the first column's tooltip explains
+the compile id. Selecting a row writes ``ViewState.set_graph``.
 """
 
 from __future__ import annotations
@@ -11,9 +14,13 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTree
 
 from fusionviz.model.queries import graph_headline, load_warning, time_kind
 from fusionviz.model.report.formatting import ms_spread, number
+from fusionviz.model.report.graph_reasons import compile_id_tip, why_short, why_text
 from fusionviz.ui.view_state import ViewState
 
-COLUMNS = ("graph", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms", "speedup")
+COLUMNS = ("graph", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms", "speedup",
+           "why")
+WHY = COLUMNS.index("why")
+WHY_MAX_WIDTH = 360  # px: longer reasons are elided, the tooltip has them whole
 
 
 def summary_cells(graph) -> list[str]:
@@ -31,7 +38,23 @@ def summary_cells(graph) -> list[str]:
         number(s.get("compiled_ms"), none="—"),
         number(s.get("eager_ms"), none="—"),
         "—" if speedup is None else f"{speedup:.2f}×",
+        why_short(graph),
     ]
+
+
+def graph_tip(graph) -> str:
+    """The first column's tooltip: device and compile time, what the compile id means,
+    and why the graph exists."""
+    tip = (f"{graph.device} · {graph.backend or '?'} backend · compile {graph.compile_s:.2f} s"
+           f"\n\n{compile_id_tip(graph.compile_id)}")
+    why = why_text(graph)
+    return f"{tip}\n\n{why}" if why else tip
+
+
+def why_tip(graph) -> str:
+    return why_text(graph) or ("Dynamo recorded no graph break or recompile for this "
+                               "graph (or the trace was recorded before fusionviz "
+                               "recorded them).")
 
 
 def timing_tip(timing, side: str = "compiled") -> str:
@@ -65,6 +88,7 @@ class GraphsList(QTreeWidget):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setHeaderLabels(list(COLUMNS))
         self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.header().setSectionResizeMode(WHY, QHeaderView.ResizeMode.Interactive)
         self.header().setStretchLastSection(False)
         self.currentItemChanged.connect(self._on_current_changed)
         state.sig_trace_changed.connect(self._on_trace_changed)
@@ -78,16 +102,18 @@ class GraphsList(QTreeWidget):
         for i, graph in enumerate(trace.graphs if trace is not None else ()):
             item = QTreeWidgetItem(summary_cells(graph))
             item.setData(0, Qt.ItemDataRole.UserRole, i)
-            item.setToolTip(0, f"{graph.device} · {graph.backend or '?'} backend · "
-                               f"compile {graph.compile_s:.2f} s")
+            item.setToolTip(0, graph_tip(graph))
+            item.setToolTip(WHY, why_tip(graph))
             launches = graph_headline(graph)["launches"]
             item.setToolTip(2, f"{len(graph.kernels)} kernels launched {launches} times per "
                                "call (wrapper-only nodes such as MultiOutput are not kernels)")
             for col, text in ((5, timing_tip(graph.timing)), (6, timing_tip(graph.timing, "eager"))):
                 item.setToolTip(col, text)
-            for col in range(1, len(COLUMNS)):
+            for col in range(1, WHY):
                 item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.addTopLevelItem(item)
+        self.resizeColumnToContents(WHY)
+        self.setColumnWidth(WHY, min(self.columnWidth(WHY), WHY_MAX_WIDTH))
         self.blockSignals(False)
         self._on_graph_changed(self.state.graph_index)
 

@@ -70,6 +70,14 @@ def test_graph_break_gives_one_graph_per_piece(capture):
     assert len(trace.graphs) == 2
     assert len({g.compile_id for g in trace.graphs}) == 2
     assert all(g.kernels for g in trace.graphs)
+    # why: the first piece ends at .item() (line 22), Dynamo then breaks again at the
+    # print() of that line in a frame with no graph, and the second piece resumes after it
+    first, second = trace.graphs
+    (brk,) = first.break_reasons
+    assert (brk.line, brk.function) == (22, "step") and "item()" in brk.code
+    assert "Tensor.item()" in brk.reason
+    assert second.resumed_after is not None and "print" in second.resumed_after.reason
+    assert second.resumed_after.line == 22 and second.break_reasons == ()
 
 
 def test_hub_example_records_reductions(capture):

@@ -103,6 +103,9 @@ class Hooks:
         if self.whatif.keep_spills:
             w(_cls("torch._inductor.codegen.triton", "TritonScheduling"),
               "benchmark_codegened_module", self._keep_spills)
+        reasons = getattr(self.rec, "reasons", None)  # Dynamo: why several graphs
+        if reasons is not None:
+            reasons.install(self.p)
 
     def uninstall(self) -> None:
         self.p.undo()

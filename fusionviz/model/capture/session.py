@@ -16,6 +16,7 @@ import traceback
 import torch
 
 from fusionviz.model.capture.baseline import Baseline, measure_eager, wrap_compiled
+from fusionviz.model.capture.dynamo_reasons import DynamoReasons
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
 from fusionviz.model.capture.timing import clone_inputs, measure
@@ -103,6 +104,7 @@ class Recorder:
         self.requested = requested or {}
         self.graphs: list[GraphRecord] = []
         self.baselines: dict[str, Baseline] = {}  # compile id → its Dynamo graph run eagerly
+        self.reasons = DynamoReasons()  # compile id → graph-break and recompile reasons
         self.current: GraphRecord | None = None
         self.problems: list[Problem] = []
         self.warnings: list[str] = []
@@ -221,6 +223,9 @@ class Recorder:
                 if baseline is not None:  # (an untimed graph stays untimed)
                     graph = dataclasses.replace(
                         graph, timing=baseline.apply(graph.timing, graph.kind))
+                reasons = self.reasons.for_graph(g.compile_id)
+                if any(reasons.values()):
+                    graph = dataclasses.replace(graph, **reasons)
                 graphs.append(graph)
             except Exception:  # noqa: BLE001
                 self.on_error(f"graph {g.index}", traceback.format_exc())

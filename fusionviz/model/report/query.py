@@ -15,6 +15,7 @@ import math
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_headline
 from fusionviz.model.report.formatting import group, ms, number
+from fusionviz.model.report.graph_reasons import why_short
 from fusionviz.model.report.kernel_table import kernel_rows
 from fusionviz.model.report.ledger_table import ledger_rows
 from fusionviz.model.report.tables import plain_text
@@ -59,7 +60,7 @@ def query_document(trace: Trace, path: str, *, sections=SECTIONS,
 
 def graph_row(g: Graph) -> dict:
     """One graph: what it is, its headline numbers, and why it exists (graph-break and
-    recompile reasons, when the trace recorded them: empty lists otherwise)."""
+    recompile reasons, when the trace recorded them: empty lists and null otherwise)."""
     return {
         "index": g.index,
         "compile_id": g.compile_id,
@@ -68,8 +69,10 @@ def graph_row(g: Graph) -> dict:
         "backend": g.backend,
         **graph_headline(g),
         "fusion_s": g.fusion_s,
-        "break_reasons": to_dict(list(getattr(g, "break_reasons", ()) or ())),
-        "recompile_reasons": to_dict(list(getattr(g, "recompile_reasons", ()) or ())),
+        "break_reasons": to_dict(list(g.break_reasons)),
+        "recompile_reasons": list(g.recompile_reasons),
+        "resumed_after": to_dict(g.resumed_after),
+        "why": why_short(g),
         "warnings": list(g.warnings),
         "problems": graph_problems(g),
     }
@@ -151,10 +154,10 @@ def query_text(doc: dict) -> str:
              f"{len(doc['graphs'])} graph(s)"]
     parts += ["", plain_text(
         ("graph", "kind", "compile id", "nodes", "kernels", "rounds", "fusions",
-         "compiled", "eager", "breaks", "recompiles"),
+         "compiled", "eager", "breaks", "recompiles", "why"),
         ((g["index"], g["kind"], g["compile_id"], g["nodes"], g["kernels"], g["rounds"],
           g["fusions"], ms(g["compiled_ms"]), ms(g["eager_ms"]), len(g["break_reasons"]),
-          len(g["recompile_reasons"])) for g in doc["graphs"]))]
+          len(g["recompile_reasons"]), g["why"]) for g in doc["graphs"]))]
     if "kernels" in doc:
         parts += ["", plain_text(
             ("graph", "kernel", "kind", "ms", "launches", "ops · module", "nodes"),

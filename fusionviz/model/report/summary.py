@@ -5,6 +5,12 @@ from __future__ import annotations
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_summary, load_warning, time_kind
 from fusionviz.model.report.formatting import ms, ms_spread
+from fusionviz.model.report.graph_reasons import (
+    break_label,
+    first_line,
+    short_break,
+    short_guard,
+)
 from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.trace import Graph, Round, Timing, Trace
 from fusionviz.model.validate import graph_problems
@@ -40,6 +46,7 @@ def graph_lines(g: Graph) -> list[str]:
         f"{s['kernels']} kernels",
         f"  compile {g.compile_s:.2f} s (fusion {g.fusion_s:.3f} s); "
         f"{s['launches']} kernel launches per call",
+        *reason_lines(g),
         *timing_lines(t, speed),
     ]
     names = Names(g)
@@ -50,6 +57,26 @@ def graph_lines(g: Graph) -> list[str]:
         lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{about}{regs}")
     lines += [f"  warning: {w}" for w in g.warnings]
     lines += [f"  problem: {p}" for p in graph_problems(g)]
+    return lines
+
+
+def reason_lines(g: Graph) -> list[str]:
+    """Why the graph exists: the break its frame resumes after, the failed guards that
+    recompiled it, and the break(s) it ends at (file:line, source line, Dynamo's reason)."""
+    lines = []
+    if g.resumed_after is not None:
+        lines.append(f"  after graph break: {break_label(g.resumed_after)} "
+                     "(this graph is the code after it)")
+    for r in g.recompile_reasons:
+        lines.append(f"  recompiled: {short_guard(r)} (failed guard {first_line(r)})")
+    for b in g.break_reasons:
+        at = f" at {b.file}:{b.line}" if b.file else ""
+        func = f" in {b.function}" if b.function else ""
+        lines.append(f"  ends at graph break: {short_break(b.reason)}{at}{func}")
+        if b.code:
+            lines.append(f"      {b.code}")
+        if first_line(b.reason) != short_break(b.reason):
+            lines.append(f"      {first_line(b.reason)}")
     return lines
 
 

@@ -1,0 +1,208 @@
+"""Why a script gave several graphs: Dynamo's graph-break and recompile reasons.
+
+Recorded per Dynamo compile id (``str(CompileId)``, e.g. ``1/0``; every Inductor graph
+of that frame compile, forward and backward, gets them), from two Dynamo hooks found
+by name (private API: each is feature-detected, a missing one is listed in the
+trace's ``capabilities.missing`` and the capture goes on without it):
+
+- ``OutputGraph.compile_subgraph(tx, ..., reason=GraphCompileReason)`` (2.5 … 2.14):
+  Dynamo compiles the graph traced so far. ``reason.graph_break`` tells that it ends
+  at a graph break (``False`` for the frame's ``return``), ``reason.reason`` why, and
+  ``reason.user_stack`` (``traceback.FrameSummary`` list) where in the user's code.
+  Inductor compiles that graph inside the call, under the same compile id, so the
+  reason belongs to the piece *before* the break.
+- ``convert_frame.get_and_maybe_log_recompilation_reasons(cache_entries, frame, ...)``
+  (older: ``get_and_maybe_log_recompilation_reason``): when Dynamo compiles a frame
+  again, the guard of each earlier compile that failed ("0/0: tensor 'x' size
+  mismatch at index 0. expected 8, actual 16"). It runs inside the new compile's
+  context (else the reasons wait for the next compile id seen). Without the hook,
+  ``torch._dynamo.utils.get_compilation_metrics()``'s ``recompile_reason`` (the first
+  reason of each recompile) is read instead.
+
+The wrappers call the originals unchanged and only read their arguments and
+results: nothing is logged or printed, Dynamo's logging artifacts (``graph_breaks``,
+``recompiles``) stay as the user set them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+from fusionviz.model.capture.patcher import Patcher
+from fusionviz.model.trace import BreakReason
+
+MAX_TEXT = 4000  # characters kept of one reason (Dynamo's texts carry hints and links)
+# Dynamo traces the code after a graph break as a new frame: a function it names
+# torch_dynamo_resume_in_<function>_at_<line of the break> (resume_execution.py, 2.1+).
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(\w+)_at_(\d+)$")
+_RECOMPILE_HOOKS = ("get_and_maybe_log_recompilation_reasons",
+                    "get_and_maybe_log_recompilation_reason")
+
+
+def _module(name: str):
+    try:
+        return importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - a torch without this module
+        return None
+
+
+def _compile_id() -> str:
+    try:
+        from torch._guards import CompileContext
+
+        cid = CompileContext.current_compile_id()
+    except Exception:  # noqa: BLE001
+        return ""
+    return str(cid) if cid is not None else ""
+
+
+class DynamoReasons:
+    """Graph-break and recompile reasons by compile id, filled in by Dynamo hooks."""
+
+    def __init__(self) -> None:
+        self.breaks: dict[str, list[BreakReason]] = {}
+        self.recompiles: dict[str, list[str]] = {}
+        self.resumes: dict[str, tuple[str, int]] = {}  # compile id → (function, line) it resumes at
+        self._log: list[BreakReason] = []  # every break, in the order Dynamo met them
+        self._seen: dict[str, int] = {}  # compile id → len(_log) when it was first seen
+        self._pending: list[str] = []  # recompile reasons seen outside a compile context
+        self._use_metrics = False  # no recompile hook: read Dynamo's compile metrics
+        self._p: Patcher | None = None
+
+    # -- installation ---------------------------------------------------------------
+    def install(self, p: Patcher) -> None:
+        self._p = p
+        output_graph = _module("torch._dynamo.output_graph")
+        p.wrap(getattr(output_graph, "OutputGraph", None), "compile_subgraph",
+               self._compile_subgraph, "OutputGraph.compile_subgraph (graph-break reasons)")
+        convert_frame = _module("torch._dynamo.convert_frame")
+        found = next((n for n in _RECOMPILE_HOOKS if n in getattr(convert_frame, "__dict__", {})),
+                     _RECOMPILE_HOOKS[0])
+        if not p.wrap(convert_frame, found, self._recompile_reasons,
+                      f"convert_frame.{found} (recompile reasons)"):
+            utils = _module("torch._dynamo.utils")
+            self._use_metrics = callable(getattr(utils, "get_compilation_metrics", None))
+            if self._use_metrics:
+                p.installed.append("torch._dynamo.utils.get_compilation_metrics "
+                                   "(first recompile reason only: fallback)")
+
+    # -- hooks --------------------------------------------------------------------------
+    def _compile_subgraph(self, orig):
+        try:
+            sig = inspect.signature(orig)
+        except (TypeError, ValueError):
+            sig = None
+
+        def compile_subgraph(output_graph, *args, **kwargs):
+            self._p.guard("graph-break reason", self._on_compile_subgraph, sig,
+                          (output_graph, *args), kwargs)
+            return orig(output_graph, *args, **kwargs)
+
+        return compile_subgraph
+
+    def _on_compile_subgraph(self, sig, args, kwargs) -> None:
+        cid = _compile_id()
+        if not cid:
+            return
+        if self._pending:
+            self._add_recompiles(cid, self._pending)
+            self._pending = []
+        if cid not in self._seen:
+            self._seen[cid] = len(self._log)
+            resume = _RESUME.match(_frame_name(args))
+            if resume:
+                self.resumes[cid] = (resume.group(1), int(resume.group(2)))
+        reason = kwargs.get("reason")
+        if reason is None and sig is not None:
+            reason = sig.bind_partial(*args, **kwargs).arguments.get("reason")
+        if reason is None or not getattr(reason, "graph_break", True) \
+                or getattr(reason, "reason", "") == "return_value":
+            return  # the frame's return (or no reason given): not a break
+        rec = break_reason(reason)
+        found = self.breaks.setdefault(cid, [])
+        if rec not in found:  # the same break seen again by a restarted analysis
+            found.append(rec)
+            self._log.append(rec)
+
+    def _recompile_reasons(self, orig):
+        def get_recompilation_reasons(*args, **kwargs):
+            reasons = orig(*args, **kwargs)
+            self._p.guard("recompile reason", self._on_recompile, reasons)
+            return reasons
+
+        return get_recompilation_reasons
+
+    def _on_recompile(self, reasons) -> None:
+        texts = [reasons] if isinstance(reasons, str) else list(reasons or ())
+        texts = [str(t)[:MAX_TEXT] for t in texts if t]
+        cid = _compile_id()
+        if cid:
+            self._add_recompiles(cid, texts)
+        else:
+            self._pending.extend(texts)
+
+    def _add_recompiles(self, cid: str, texts) -> None:
+        found = self.recompiles.setdefault(cid, [])
+        found.extend(t for t in texts if t not in found)
+
+    # -- reading ----------------------------------------------------------------------
+    def for_graph(self, compile_id: str) -> dict:
+        """The reasons of frame compile ``compile_id``, as ``Graph`` fields:
+        ``break_reasons``, ``recompile_reasons`` and ``resumed_after`` (the break its
+        frame resumes after, when it is one of Dynamo's resume functions)."""
+        if self._use_metrics:
+            self._p.guard("recompile reasons (compile metrics)", self._read_metrics)
+        return {"break_reasons": tuple(self.breaks.get(compile_id, ())),
+                "recompile_reasons": tuple(self.recompiles.get(compile_id, ())),
+                "resumed_after": self.resumed_after(compile_id)}
+
+    def resumed_after(self, compile_id: str) -> BreakReason | None:
+        """The last break met before this compile at the place its resume function
+        names (its function and line), or None."""
+        where = self.resumes.get(compile_id)
+        if where is None:
+            return None
+        before = self._log[:self._seen.get(compile_id, 0)]
+        return next((b for b in reversed(before) if (b.function, b.line) == where), None)
+
+    def _read_metrics(self) -> None:
+        from torch._dynamo.utils import get_compilation_metrics
+
+        for m in get_compilation_metrics():
+            text = getattr(m, "recompile_reason", None)
+            cid = getattr(m, "compile_id", None)
+            if text and cid:
+                self._add_recompiles(str(cid), [str(text)[:MAX_TEXT]])
+
+
+def _frame_name(args: tuple) -> str:
+    """The name of the code Dynamo is compiling (the root frame's): compile_subgraph's
+    ``self`` (an ``OutputGraph``) and ``tx`` (its instruction translator)."""
+    output_graph, tx = (args + (None, None))[:2]
+    root = getattr(output_graph, "root_tx", None) or tx
+    return str(getattr(getattr(root, "f_code", None), "co_name", "") or "")
+
+
+def user_function(name: str) -> str:
+    """The user's function of a name Dynamo gave a resume function (else the name)."""
+    resume = _RESUME.match(name)
+    return resume.group(1) if resume else name
+
+
+def break_reason(reason) -> BreakReason:
+    """A ``BreakReason`` from Dynamo's ``GraphCompileReason``: its text and the innermost
+    frame of its user stack."""
+    text = str(getattr(reason, "reason", "") or "")[:MAX_TEXT]
+    stack = list(getattr(reason, "user_stack", None) or ())
+    if not stack:
+        return BreakReason(reason=text)
+    frame = stack[-1]
+    try:
+        code = (frame.line or "").strip()  # read from linecache on first use
+    except Exception:  # noqa: BLE001
+        code = ""
+    return BreakReason(reason=text, file=str(getattr(frame, "filename", "") or ""),
+                       line=int(getattr(frame, "lineno", 0) or 0), code=code[:500],
+                       function=user_function(str(getattr(frame, "name", "") or "")))

@@ -1,0 +1,158 @@
+"""Why a graph exists, in words: its Dynamo compile id, graph breaks and recompiles.
+
+Dynamo gives every frame compile an id ``frame/compile`` (``[0/1]``: the first
+function it compiled, compiled a second time). A script gets several graphs when
+Dynamo breaks a function into pieces (a graph break: the code after it is traced
+again as a new frame) or compiles a function again because a guard of its earlier
+compiles failed (a recompile). The trace records both (``Graph.break_reasons``,
+``recompile_reasons``, ``resumed_after``); this module says them short (the graphs
+list, ``summary``) and in full (tooltips).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from fusionviz.model.trace import BreakReason, Graph
+
+_ID = re.compile(r"^(\d+)/(\d+)(?:_(\d+))?$")  # frame/compile, _attempt in older logs
+_AUTOGRAD_ID = re.compile(r"^!(\d+)(?:/(\d+)/(\d+))?$")  # compiled autograd
+_BUILTIN = re.compile(r"builtin (?:operator )?`(\w+)`|BuiltinVariable\((\w+)\)")
+_GUARD_PREFIX = re.compile(r"^\s*(?:\[?!?\d+(?:/\d+)*(?:_\d+)?\]?):\s*")
+_MISMATCH = re.compile(r"tensor '(?P<name>.+?)' (?P<what>[\w ]+?) mismatch"
+                       r"(?: at index (?P<index>\d+))?\. expected (?P<exp>.+?), actual (?P<act>.+)$")
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def compile_id_text(compile_id: str) -> str:
+    """What Dynamo's compile id means, e.g. for ``0/1``: frame 0 (the 1st function
+    Dynamo compiled), compile 1 (its 2nd compilation: a recompile)."""
+    m = _ID.match(compile_id or "")
+    if m:
+        frame, compile_, attempt = int(m[1]), int(m[2]), m[3]
+        text = (f"frame {frame} (the {ordinal(frame + 1)} function Dynamo compiled), "
+                f"compile {compile_} ")
+        text += ("(its first compilation)" if compile_ == 0 else
+                 f"(its {ordinal(compile_ + 1)} compilation: a recompile)")
+        if attempt and int(attempt):
+            text += f", attempt {attempt} (Dynamo restarted its analysis {attempt} time(s))"
+        return text
+    m = _AUTOGRAD_ID.match(compile_id or "")
+    if m:
+        text = f"compiled autograd graph {m[1]} (the backward traced by compiled autograd)"
+        if m[2] is not None:
+            text += f", frame {m[2]} compile {m[3]} inside it"
+        return text
+    if not compile_id:
+        return "no Dynamo compile id was recorded"
+    return f"Dynamo's compile id {compile_id}"
+
+
+def compile_id_tip(compile_id: str) -> str:
+    """The compile id and its explanation, for a tooltip."""
+    if not compile_id:
+        return "No Dynamo compile id was recorded for this graph."
+    return (f"Compile id [{compile_id}]: {compile_id_text(compile_id)}.\n"
+            "Dynamo's id is [frame/compile]: each function (frame) it compiles gets the next "
+            "frame number (the code after a graph break is a new frame), and each time a "
+            "frame is compiled again (a recompile, when a guard such as an input's shape "
+            "fails) its compile number goes up. The forward and backward graphs of one "
+            "compile share its id.")
+
+
+def first_line(text: str) -> str:
+    """The first non-empty line of a reason, stripped."""
+    return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+
+
+def short_break(text: str) -> str:
+    """Dynamo's graph-break reason in a few words: ``print()``, the first line of its
+    message, or what a ``generic_jump`` is."""
+    m = _BUILTIN.search(text or "")
+    if m:
+        return f"{m[1] or m[2]}()"
+    first = first_line(text)
+    if first.startswith("generic_jump"):
+        return "data-dependent branch (if on a tensor value)"
+    if "Tensor.item()" in first:
+        return "Tensor.item()"
+    first = first.removeprefix("Unsupported: ").removeprefix("Graph break: ")
+    return first if len(first) <= 80 else first[:79] + "…"
+
+
+def where(b: BreakReason) -> str:
+    """``file.py:42`` (the file's base name), or "" when the break has no place."""
+    if not b.file:
+        return ""
+    return f"{os.path.basename(b.file)}:{b.line}" if b.line else os.path.basename(b.file)
+
+
+def break_label(b: BreakReason) -> str:
+    """``print() at train.py:42``."""
+    at = where(b)
+    return f"{short_break(b.reason)} at {at}" if at else short_break(b.reason)
+
+
+def break_text(b: BreakReason) -> str:
+    """The whole break: where (file, line, function, source line) and Dynamo's reason."""
+    head = f"{b.file}:{b.line}" if b.file else "(no user frame recorded)"
+    if b.function:
+        head += f" in {b.function}"
+    lines = [head]
+    if b.code:
+        lines.append(f"    {b.code}")
+    lines.append(b.reason.strip())
+    return "\n".join(lines)
+
+
+def short_guard(text: str) -> str:
+    """A failed guard in a few words: ``x.size(0) changed 8 → 16``, ``x dtype changed
+    Float → Double``, else its first line (without the compile id it came from)."""
+    first = _GUARD_PREFIX.sub("", first_line(text), count=1).strip()
+    m = _MISMATCH.search(first)
+    if m:
+        name, what = m["name"], m["what"]
+        if what in ("size", "stride") and m["index"] is not None:
+            return f"{name}.{what}({m['index']}) changed {m['exp']} → {m['act']}"
+        return f"{name} {what} changed {m['exp']} → {m['act']}"
+    first = re.sub(r"\s{2,}#.*$", "", first)  # Dynamo's "# source line  # file:line" comment
+    return first if len(first) <= 80 else first[:79] + "…"
+
+
+def why_parts(g: Graph) -> list[str]:
+    """Why the graph exists, short: one phrase per recorded reason (empty when none)."""
+    parts = []
+    if g.resumed_after is not None:
+        parts.append(f"after graph break: {break_label(g.resumed_after)}")
+    if g.recompile_reasons:
+        more = len(g.recompile_reasons) - 1
+        parts.append(f"recompiled: {short_guard(g.recompile_reasons[0])}"
+                     + (f" (+{more} more)" if more else ""))
+    if g.break_reasons:
+        parts.append("ends at graph break: " + ", ".join(map(break_label, g.break_reasons)))
+    return parts
+
+
+def why_short(g: Graph) -> str:
+    return "; ".join(why_parts(g))
+
+
+def why_text(g: Graph) -> str:
+    """Everything recorded about why the graph exists, in full, for a tooltip."""
+    blocks = []
+    if g.resumed_after is not None:
+        blocks.append("This graph is the code after a graph break (Dynamo traced it as a "
+                      "new frame):\n" + break_text(g.resumed_after))
+    if g.recompile_reasons:
+        blocks.append("Recompiled: Dynamo compiled this frame again because a guard of "
+                      "its earlier compile(s) failed:\n"
+                      + "\n".join(f"- {r.strip()}" for r in g.recompile_reasons))
+    for b in g.break_reasons:
+        blocks.append("This graph ends at a graph break (what Dynamo could not trace runs "
+                      "eagerly; the code after it is traced as a new frame):\n" + break_text(b))
+    return "\n\n".join(blocks)
