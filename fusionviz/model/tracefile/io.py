@@ -13,7 +13,6 @@ import dataclasses
 import gzip
 import json
 import os
-import stat
 import tempfile
 import zlib
 from pathlib import Path
@@ -23,6 +22,8 @@ from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.trace import FORMAT, VERSION, Script, Trace
 from fusionviz.model.tracefile import migrations
 from fusionviz.model.tracefile import parts as trace_parts
+from fusionviz.model.tracefile.bounded import MAX_BYTES, read_bytes
+from fusionviz.model.tracefile.bounded import read_bytes as _read_bytes  # whole-file reads
 from fusionviz.model.tracefile.build import LoadReport, build_trace
 
 try:  # optional: a faster parser (see _parse)
@@ -30,8 +31,6 @@ try:  # optional: a faster parser (see _parse)
 except ImportError:  # pragma: no cover (installed in the dev environment)
     _orjson = None
 
-MAX_BYTES = 512 * 1024 * 1024  # uncompressed JSON size cap
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def save_trace(trace: Trace, path: str | os.PathLike) -> None:
@@ -44,12 +43,11 @@ def read_script(path: str | os.PathLike) -> Script:
     at how the script ended); TraceError when that line is not a readable trace."""
     path = Path(path)
     try:
-        with _open(path) as f:
-            line = f.readline(MAX_BYTES)
+        text = read_bytes(path, first_line=True)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise TraceError(f"{path}: cannot read the file: {e}") from e
     try:
-        core = json.loads(line)
+        core = json.loads(text[:text.find(b"\n")] if b"\n" in text else text)
         if not isinstance(core, dict) or "parts" not in core:
             raise TraceError("no core line")
         core = {k: v for k, v in core.items() if k not in ("parts", "graphs")}
@@ -69,12 +67,6 @@ def replace_script(path: str | os.PathLike, script: Script) -> None:
         raise TraceError(f"{path}: no core line to rewrite")
     core["script"] = to_dict(script)
     _write(path, trace_parts.dumps_stdlib(core) + raw[end:])
-
-
-def _open(path: Path):
-    with open(path, "rb") as f:
-        gzipped = f.read(2) == _GZIP_MAGIC
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -254,40 +246,3 @@ def _from_dict(data: object, strict: bool, report: LoadReport | None, reparse,
     fresh = None if reparse is None else (lambda: migrations.upgrade(reparse(), version))
     return build_trace(data, owned=reparse is not None, lazy=lazy, strict=strict,
                        report=report, reparse=fresh, shared=shared)
-
-
-def _gunzip(path: Path, data: bytes, max_bytes: int, cut: list[str] | None = None) -> bytes:
-    """One zlib call (a third faster than ``gzip.open``'s chunked reads), never more
-    than ``max_bytes + 1`` out; files of several gzip members take ``gzip``'s path.
-    A truncated stream is an error, or (``cut`` given) what it held, noted in ``cut``."""
-    inflate = zlib.decompressobj(wbits=31)
-    raw = inflate.decompress(data, max_bytes + 1)
-    if inflate.eof and not inflate.unused_data:
-        return raw
-    if len(raw) > max_bytes or not inflate.eof:  # cut at the cap, or truncated
-        if len(raw) > max_bytes:
-            return raw
-        if cut is not None:
-            cut.append("the gzip stream ends early (the file was cut): what it held "
-                       "is shown")
-            return raw
-        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-    with gzip.open(path, "rb") as f:
-        return f.read(max_bytes + 1)
-
-
-def _read_bytes(path: Path, max_bytes: int, cut: list[str] | None = None) -> bytes:
-    info = path.stat()
-    if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block or never end
-        raise TraceError(f"{path}: not a regular file")
-    if info.st_size > max_bytes:
-        raise TraceError(f"{path}: file larger than {max_bytes} bytes")
-    with open(path, "rb") as f:
-        raw = f.read(max_bytes + 1)
-    if raw[:2] == _GZIP_MAGIC:
-        raw = _gunzip(path, raw, max_bytes, cut)
-    if len(raw) > max_bytes:
-        raise TraceError(f"{path}: trace larger than {max_bytes} bytes uncompressed")
-    return raw
-
-
