@@ -1,8 +1,12 @@
 """Capture the bundled examples with real torch.compile on the CPU and check the record."""
 
+from pathlib import Path
+
 import pytest
 
 from fusionviz.model.trace import OUTCOMES
+
+SCRIPTS = Path(__file__).parents[1] / "data" / "scripts"
 
 pytestmark = pytest.mark.torch
 
@@ -113,10 +117,17 @@ def test_script_without_compile_says_so(capture):
     assert "torch.compile" in trace.script.message
 
 
+def test_another_backend_is_named_as_the_reason_for_no_graph(capture):
+    trace = capture("aot_eager.py")
+    assert trace.script.status == "no_graphs"
+    assert "Dynamo compiled 1 graph, but none reached Inductor" in trace.script.message
+    assert 'backend="aot_eager"' in trace.script.message
+
+
 def test_timeout_stops_the_script(capture):
     trace = capture("hang_before_compile.py", timeout=8)
     assert trace.script.status == "timeout"
-    assert "time limit" in trace.script.message
+    assert "time limit (--timeout)" in trace.script.message
 
 
 def test_nodes_know_the_module_they_come_from_forward_and_backward(capture):
@@ -153,3 +164,18 @@ def test_a_child_left_holding_stdout_neither_holds_the_capture_nor_outlives_it(t
     pid = int(re.search(r"child pid (\d+)", "\n".join(lines)).group(1))
     time.sleep(0.5)
     assert not alive(pid), "the script's child still runs after the capture"
+
+
+def test_the_capture_adds_no_warning_of_its_own_to_the_scripts_output(tmp_path):
+    """Turning Inductor's caches off makes torch warn that dynamo_pgo is disabled: that
+    is fusionviz's doing, so the child does not pass it on to the user."""
+    import subprocess
+
+    from fusionviz.model.run.runner import capture_argv, capture_env
+
+    argv = capture_argv(str(SCRIPTS / "aot_eager.py"), str(tmp_path / "t.json.gz"),
+                        device="cpu")
+    done = subprocess.run(argv, env=capture_env(str(tmp_path / "cache")), text=True,
+                          capture_output=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "dynamo_pgo" not in done.stderr and "UserWarning" not in done.stderr

@@ -12,6 +12,7 @@ import runpy
 import sys
 import time
 import traceback
+import warnings
 
 from fusionviz.model.run.protocol import progress_writer
 from fusionviz.model.run.settings import parse_config
@@ -89,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    # fusionviz turns Inductor's caches off (so every scheduler runs); torch warns that
+    # this disables profile-guided dynamic shapes: our doing, not the user's to act on.
+    warnings.filterwarnings("ignore", message="dynamo_pgo force disabled by",
+                            category=UserWarning)
     from fusionviz.model.capture.hooks import Hooks
     from fusionviz.model.capture.session import Recorder
 
@@ -110,14 +115,29 @@ def main(argv: list[str] | None = None) -> int:
         status, code, message, tb = run_script(opts.script, opts.args)
     hooks.uninstall()
     if status == "ok" and not rec.graphs:
-        status, message = "no_graphs", (
-            "the script ran to the end but no graph reached Inductor: "
-            "does it call torch.compile and run the compiled function?")
+        status, message = "no_graphs", no_graph_message()
     rec.finish(Script(path=script.path, argv=script.argv, status=status, exit_code=code,
                       message=message, traceback=tb, duration_s=time.perf_counter() - t0))
     if tb:
         sys.stderr.write(tb)
     return code
+
+
+def no_graph_message() -> str:
+    """Why a script that ran to its end gave Inductor no graph: Dynamo compiled nothing,
+    or it compiled graphs for another backend (``backend="aot_eager"``, a custom one)."""
+    import torch
+
+    counters = getattr(getattr(torch, "_dynamo", None), "utils", None)
+    stats = getattr(counters, "counters", {}).get("stats", {}) if counters else {}
+    compiled = int(stats.get("unique_graphs", 0) or 0)
+    if compiled:
+        return (f"the script ran to the end and Dynamo compiled {compiled} graph"
+                f"{'s' if compiled != 1 else ''}, but none reached Inductor: its "
+                "torch.compile uses another backend (e.g. backend=\"aot_eager\"). "
+                "fusionviz shows Inductor's fusion: use the default backend (\"inductor\")")
+    return ("the script ran to the end but no graph reached Inductor: does it call "
+            "torch.compile and run the compiled function?")
 
 
 def _plain(v) -> bool:

@@ -109,7 +109,8 @@ def _message(status: str, code: int | None) -> str:
         name = _signal_name(code)
         return f"the script's process died{f' ({name})' if name else ''}; graphs captured before are kept"
     if status == "timeout":
-        return "the script ran past the time limit and was stopped; graphs captured before are kept"
+        return ("the script ran past the time limit (--timeout) and was stopped; graphs "
+                "captured before are kept. Give a longer --timeout, or none, to let it finish")
     if status == "cancelled":
         return "the capture was cancelled; graphs captured before are kept"
     if status == "error":
