@@ -171,3 +171,17 @@ def test_numbers_beyond_64_bits_load_alike_eager_and_lazy_or_are_refused(saved, 
     for lazy in (False, True):
         with pytest.raises(TraceError, match=r"huge_time\.json: .*out of range"):
             load_trace(huge, lazy=lazy)
+
+
+def test_an_empty_file_is_said_to_be_empty_not_bad_json(tmp_path):
+    import gzip as _gzip
+
+    empty = tmp_path / "empty.json.gz"
+    empty.write_bytes(b"")
+    with pytest.raises(TraceError, match=r"empty\.json\.gz: the file is empty \(0 bytes\)"):
+        load_trace(empty)
+    blank = tmp_path / "blank.json.gz"
+    blank.write_bytes(_gzip.compress(b"\n \n"))
+    for lazy in (False, True):
+        with pytest.raises(TraceError, match=r"blank\.json\.gz: holds no text"):
+            load_trace(blank, lazy=lazy)

@@ -65,3 +65,20 @@ def test_a_trace_from_an_unverified_torch_says_so_in_the_notices(window, tmp_pat
     assert any(line.startswith("Captured with torch 2.16.0, which fusionviz was not verified")
                for line in window.notice_lines())
     assert window.docks["notices"].isVisibleTo(window)
+
+
+def test_a_quiet_script_is_said_to_be_running_not_left_on_stale_progress(qtbot, monkeypatch):
+    from fusionviz.ui.run import controller as run
+    from fusionviz.ui.run.controller import RunController, RunProgress, quiet_for
+
+    monkeypatch.setattr(run, "QUIET_S", 0.5)
+    progress = RunProgress(RunController())
+    qtbot.addWidget(progress)
+    progress.started("hang.py")
+    progress._on_progress({"event": "timing", "graph": 0, "compiled_ms": 1.5})
+    assert progress.label.text() == "graph 0: timed (compiled 1.500 ms)"
+    qtbot.waitUntil(lambda: "the script is running" in progress.label.text(), timeout=5000)
+    assert progress.label.text().startswith("graph 0: timed (compiled 1.500 ms) · the "
+                                            "script is running, ")
+    assert "since its last progress (Esc cancels)" in progress.label.text()
+    assert (quiet_for(35.2), quiet_for(125)) == ("35 s", "2 min 05 s")

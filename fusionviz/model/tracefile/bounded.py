@@ -72,6 +72,9 @@ def read_bytes(path: Path, max_bytes: int = MAX_BYTES, cut: list[str] | None = N
         raise TraceError(f"{path}: not a regular file")
     if info.st_size > max_bytes:
         raise TraceError(f"{path}: file larger than {max_bytes} bytes")
+    if info.st_size == 0:
+        raise TraceError(f"{path}: the file is empty (0 bytes), not a trace: was the "
+                         "capture that writes it stopped before its first write?")
     budget = _Budget(path, info.st_size)
     with open(path, "rb") as f:
         gzipped = f.read(2) == _GZIP_MAGIC

@@ -163,6 +163,8 @@ def load_trace(
             raise
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
             raise TraceError(f"{path}: cannot read the file: {e}") from e
+        if not raw.strip():
+            raise TraceError(f"{path}: holds no text (an empty or blank file), not a trace")
         try:
             data, parts = trace_parts.split(raw, _parse, partial)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:

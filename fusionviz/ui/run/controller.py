@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from fusionviz.model.errors import TraceError
@@ -253,14 +254,33 @@ class RunProgress(QWidget):
         for w in (self.label, self.bar, self.cancel):
             row.addWidget(w)
         controller.sig_progress.connect(self._on_progress)
-        controller.sig_finished.connect(self.hide)
-        controller.sig_failed.connect(self.hide)
+        controller.sig_finished.connect(self._stop)
+        controller.sig_failed.connect(self._stop)
+        # A script that goes quiet (it hangs, or just runs on after its last compile)
+        # is said to be running, with how long since its last news, not left on a stale
+        # "graph 0: timed" for minutes.
+        self._news, self._since = "", 0.0
+        self._clock = QTimer(self, interval=1000)
+        self._clock.timeout.connect(self._tick)
         self.hide()
+
+    def _stop(self, *_args) -> None:
+        self._clock.stop()
+        self.hide()
+
+    def _tick(self) -> None:
+        quiet = time.monotonic() - self._since
+        if quiet >= QUIET_S:
+            text = (f"{self._news} · the script is running, {quiet_for(quiet)} since its "
+                    "last progress (Esc cancels)")
+            self.label.setText(text)
+            self.sig_text.emit(text)
 
     def started(self, script: str, doing: str = "capturing") -> None:
         self._variant = ""
         self.bar.setRange(0, 0)
         self._set(f"{doing} {os.path.basename(script)}…")
+        self._clock.start()
         self.show()
 
     def _on_progress(self, msg: dict) -> None:
@@ -274,5 +294,15 @@ class RunProgress(QWidget):
         self._set(f"{self._variant}starting the capture")
 
     def _set(self, text: str) -> None:
+        self._news, self._since = text, time.monotonic()
         self.label.setText(text)
         self.sig_text.emit(text)
+
+
+QUIET_S = 10.0  # seconds without progress before the label says the script runs on
+
+
+def quiet_for(seconds: float) -> str:
+    """``35 s``, ``2 min 05 s``."""
+    whole = int(seconds)
+    return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
