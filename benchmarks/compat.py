@@ -25,8 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fusionviz.model.run.runner import examples  # noqa: E402
 from fusionviz.model.tracefile.io import load_trace  # noqa: E402
+
+EXAMPLES = ROOT / "assets" / "examples"  # this checkout's (no install needed)
+
+
+def examples() -> dict[str, str]:
+    return {p.stem: str(p) for p in sorted(EXAMPLES.glob("[!_]*.py"))}
 
 
 def torch_of(python: str) -> str:

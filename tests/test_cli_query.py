@@ -124,9 +124,13 @@ def test_query_json_of_every_trace(path, capsys):
     assert [(r["graph"], r["round"], len(r["fused"])) for r in doc["rounds"]] == [
         (g.index, r.index, len(r.fusions)) for g in trace.graphs for r in g.rounds]
     assert len(doc["ledger"]) == sum(len(ledger_rows(r)) for g in trace.graphs for r in g.rounds)
-    for g in doc["graphs"]:
-        assert (g["break_reasons"], g["recompile_reasons"], g["resumed_after"], g["why"]) == (
-            [], [], None, "")  # recorded before fusionviz recorded them
+    for g, graph in zip(doc["graphs"], trace.graphs, strict=True):
+        assert [(b["reason"], b["file"], b["line"]) for b in g["break_reasons"]] == [
+            (b.reason, b.file, b.line) for b in graph.break_reasons]
+        assert g["recompile_reasons"] == list(graph.recompile_reasons)
+        assert (g["resumed_after"] is None) == (graph.resumed_after is None)
+        assert bool(g["why"]) == bool(graph.break_reasons or graph.recompile_reasons
+                                      or graph.resumed_after)
 
 
 @pytest.mark.parametrize("path", TRACES, ids=_id)

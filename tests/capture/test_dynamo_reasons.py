@@ -207,3 +207,20 @@ def test_reasons_met_outside_a_compile_context_go_to_the_next_compile():
                                   "resumed_after": b}
     assert r.for_graph("1/1")["recompile_reasons"] == (
         "1/0: tensor 'y' size mismatch at index 0. expected 8, actual 16",)
+
+
+def test_torch_2_11s_dynamo_gives_the_same_reasons_on_the_gpu():
+    """Recorded on an H100 with torch 2.11 (Triton kernels): the hooks hold there too."""
+    data = Path(__file__).parents[1] / "data"
+    breaks = load_trace(data / "gpu_breaks.json.gz")
+    assert breaks.env["torch"].startswith("2.11") and not breaks.capabilities.missing
+    assert all(k.backend == "triton" for g in breaks.graphs for k in g.kernels)
+    before, after = breaks.graphs
+    (brk,) = before.break_reasons
+    assert brk.line == _line_of("breaks.py", 'print("between the two graphs")')
+    assert brk.file.endswith("breaks.py") and "print" in brk.code
+    assert after.resumed_after is not None and after.resumed_after.line == brk.line
+    recompiles = load_trace(data / "gpu_recompiles.json.gz")
+    reasons = [r for g in recompiles.graphs for r in g.recompile_reasons]
+    assert SIZE_GUARD in reasons
+    assert any("dtype mismatch. expected Float, actual Double" in r for r in reasons)

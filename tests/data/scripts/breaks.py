@@ -15,4 +15,5 @@ def step(x: torch.Tensor) -> torch.Tensor:
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    print(tuple(torch.compile(step)(torch.randn(64, 32)).shape))
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # --device cpu hides the GPU
+    print(tuple(torch.compile(step)(torch.randn(64, 32, device=device)).shape))

@@ -10,7 +10,8 @@ def step(x: torch.Tensor) -> torch.Tensor:
 
 
 if __name__ == "__main__":
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # --device cpu hides the GPU
     fn = torch.compile(step, dynamic=False)
-    fn(torch.randn(8, 4))
-    fn(torch.randn(16, 4))  # size mismatch at index 0: expected 8, actual 16
-    fn(torch.randn(16, 4, dtype=torch.float64))  # dtype mismatch: Float, then Double
+    fn(torch.randn(8, 4, device=device))
+    fn(torch.randn(16, 4, device=device))  # size mismatch at index 0: expected 8, actual 16
+    fn(torch.randn(16, 4, dtype=torch.float64, device=device))  # dtype: Float, then Double
