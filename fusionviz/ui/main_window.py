@@ -340,10 +340,14 @@ class MainWindow(QMainWindow):
     def _on_run_finished(self, path: str) -> None:
         if self.runner.job is not CAPTURE:
             return  # an experiment: ExperimentActions opens its comparison
+        problem = self.runner.write_problem
         if not self.open_trace(path):
             return
         script = self.state.trace.script
-        if script.status not in ("ok", "running"):
+        if problem:  # the file holds its last good state, not how the run ended
+            self.show_error(f"The trace could not be written to the end ({problem}). "
+                            f"Shown: what {path} held before that.")
+        elif script.status not in ("ok", "running"):
             self.show_error(script_failure(script, len(self.state.trace.graphs)))
 
     def _on_run_failed(self, message: str) -> None:

@@ -179,3 +179,11 @@ def test_the_capture_adds_no_warning_of_its_own_to_the_scripts_output(tmp_path):
                           capture_output=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "dynamo_pgo" not in done.stderr and "UserWarning" not in done.stderr
+
+
+def test_a_huge_error_is_kept_bounded_in_the_trace(capture):
+    trace = capture("huge_error.py")
+    assert trace.script.status == "error"
+    assert trace.script.message.startswith("ValueError: xxx") and len(trace.script.message) <= 2000
+    assert len(trace.script.traceback) < 17_000
+    assert trace.script.traceback.startswith("[… ") and "characters cut …]" in trace.script.traceback

@@ -134,10 +134,14 @@ def test_the_progress_pipe_is_private_to_the_child(qtbot, tmp_path):
 
 
 def test_a_trace_the_child_could_not_finish_writing_says_so(qtbot, child, tmp_path):
-    path, _, _ = run(qtbot, RunController(argv_builder=child), "full", tmp_path)
+    controller = RunController(argv_builder=child)
+    path, _, _ = run(qtbot, controller, "full", tmp_path)
     script = load_trace(path).script
     assert script.status == "ok"
     assert script.message == "could not write the trace: no space left on device; graph 0 kept"
+    # what the window reports, even where the settled status could not be written either
+    assert controller.write_problem == ("ok: could not write the trace: no space left on "
+                                        "device; graph 0 kept")
 
 
 def test_a_crashing_script_still_yields_a_trace_with_its_traceback(qtbot, child, tmp_path):

@@ -117,10 +117,21 @@ def main(argv: list[str] | None = None) -> int:
     if status == "ok" and not rec.graphs:
         status, message = "no_graphs", no_graph_message()
     rec.finish(Script(path=script.path, argv=script.argv, status=status, exit_code=code,
-                      message=message, traceback=tb, duration_s=time.perf_counter() - t0))
+                      message=message[:MAX_MESSAGE], traceback=_tail(tb),
+                      duration_s=time.perf_counter() - t0))
     if tb:
         sys.stderr.write(tb)
     return code
+
+
+MAX_MESSAGE = 2_000  # characters of the script's error message kept in the trace
+MAX_TRACEBACK = 16_000  # characters of its traceback kept (the end: where it raised)
+
+
+def _tail(text: str) -> str:
+    if len(text) <= MAX_TRACEBACK:
+        return text
+    return f"[… {len(text) - MAX_TRACEBACK} characters cut …]\n" + text[-MAX_TRACEBACK:]
 
 
 def no_graph_message() -> str:

@@ -31,6 +31,7 @@ from fusionviz.model.run.protocol import (
     parse_progress,
     variant_position,
 )
+from fusionviz.model.run.settle import write_failure
 from fusionviz.model.run.streams import Lines, Tail
 from fusionviz.ui import storage
 from fusionviz.ui.run.channel import PipeReader
@@ -43,11 +44,15 @@ class Job:
     kind: str  # "capture" | "experiment"
     argv: Callable[..., list[str]]  # (script, out, **options) -> argv
     default_out: Callable[[str], str]  # script -> where output goes if none is given
-    settle: Callable[..., None]  # (out, exit_code=, status=, stderr_tail=, script=, ended=)
+    settle: Callable[..., str | None]  # (out, exit_code=, status=, stderr_tail=, script=,
+    #                                      ended=) -> a write problem to report, or ""
 
 
-def _settle_capture(out: str, **how) -> None:
-    runner.finalize_trace(out, **how)
+def _settle_capture(out: str, **how) -> str:
+    """Settle the trace; what could not be written, if anything ("" else)."""
+    settled = runner.finalize_trace(out, **how)
+    problem = write_failure(settled)
+    return f"{settled.status}: {problem}" if problem else ""
 
 
 def _settle_experiment(out: str, *, status: str | None, exit_code: int | None,
@@ -88,6 +93,7 @@ class RunController(QObject):
         self.job: Job = CAPTURE
         self.script = self.out_path = ""
         self.cancelled, self._ended = False, {}
+        self.write_problem = ""  # what the last capture could not write ("" if all)
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail = Tail()  # for the error message / traceback pane
         self._run_id, self._pid, self._ended = "", 0, {}
@@ -215,9 +221,10 @@ class RunController(QObject):
         crashed = exit_status == QProcess.ExitStatus.CrashExit
         status = "cancelled" if self.cancelled else ("crashed" if crashed else None)
         try:
-            self.job.settle(self.out_path, exit_code=None if crashed else exit_code,
-                            status=status, stderr_tail=self._stderr_tail.text(),
-                            script=self.script, ended=self._ended)
+            self.write_problem = self.job.settle(
+                self.out_path, exit_code=None if crashed else exit_code, status=status,
+                stderr_tail=self._stderr_tail.text(), script=self.script,
+                ended=self._ended) or ""
         except (OSError, TraceError) as e:
             lead = "the capture left no readable trace: " if self.job.kind == "capture" else ""
             self.sig_failed.emit(f"{lead}{e}")
