@@ -1,7 +1,7 @@
 """The list of compiled graphs of a trace, with their sizes, runtimes and why each exists.
 
 One row per ``Graph`` (forward, backward, graph-break pieces) from
-``queries.graph_headline``; the last column says why Dynamo made the graph (after a
+``queries.graph_headline``; the second column says why Dynamo made the graph (after a
 graph break, a recompile and its failed guard, ending at a graph break:
 ``graph_reasons``), in full in its tooltip, and the first column's tooltip explains
 the compile id. Selecting a row writes ``ViewState.set_graph``.
@@ -17,8 +17,9 @@ from fusionviz.model.report.formatting import ms_spread, number
 from fusionviz.model.report.graph_reasons import compile_id_tip, why_short, why_text
 from fusionviz.ui.view_state import ViewState
 
-COLUMNS = ("graph", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms", "speedup",
-           "why")
+# "why" second: the narrow dock shows it without scrolling (it is what tells graphs apart)
+COLUMNS = ("graph", "why", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms",
+           "speedup")
 WHY = COLUMNS.index("why")
 WHY_MAX_WIDTH = 360  # px: longer reasons are elided, the tooltip has them whole
 
@@ -31,6 +32,7 @@ def summary_cells(graph) -> list[str]:
     speedup = s.get("speedup_vs_eager")
     return [
         title,
+        why_short(graph),
         str(s.get("nodes", len(graph.nodes))),
         str(s.get("kernels", len(graph.kernels))),
         str(s.get("rounds", len(graph.rounds))),
@@ -38,7 +40,6 @@ def summary_cells(graph) -> list[str]:
         number(s.get("compiled_ms"), none="—"),
         number(s.get("eager_ms"), none="—"),
         "—" if speedup is None else f"{speedup:.2f}×",
-        why_short(graph),
     ]
 
 
@@ -90,6 +91,7 @@ class GraphsList(QTreeWidget):
         self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.header().setSectionResizeMode(WHY, QHeaderView.ResizeMode.Interactive)
         self.header().setStretchLastSection(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.currentItemChanged.connect(self._on_current_changed)
         state.sig_trace_changed.connect(self._on_trace_changed)
         state.sig_graph_changed.connect(self._on_graph_changed)
@@ -105,11 +107,12 @@ class GraphsList(QTreeWidget):
             item.setToolTip(0, graph_tip(graph))
             item.setToolTip(WHY, why_tip(graph))
             launches = graph_headline(graph)["launches"]
-            item.setToolTip(2, f"{len(graph.kernels)} kernels launched {launches} times per "
+            item.setToolTip(COLUMNS.index("kernels"), f"{len(graph.kernels)} kernels launched {launches} times per "
                                "call (wrapper-only nodes such as MultiOutput are not kernels)")
-            for col, text in ((5, timing_tip(graph.timing)), (6, timing_tip(graph.timing, "eager"))):
+            for col, text in ((COLUMNS.index("compiled ms"), timing_tip(graph.timing)),
+                              (COLUMNS.index("eager ms"), timing_tip(graph.timing, "eager"))):
                 item.setToolTip(col, text)
-            for col in range(1, WHY):
+            for col in range(WHY + 1, len(COLUMNS)):
                 item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.addTopLevelItem(item)
         self.resizeColumnToContents(WHY)

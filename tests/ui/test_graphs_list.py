@@ -18,13 +18,13 @@ def test_profiled_gpu_times_are_labelled_device_times_with_their_samples(qtbot):
     trace = load_trace(DATA / "gpu_gpt2_train.json.gz")
     state.set_trace(trace)
     forward, t = widget.topLevelItem(0), trace.graphs[0].timing
-    assert forward.text(5) == f"{t.compiled_ms:.3f}" and forward.text(6) == f"{t.eager_ms:.3f}"
-    assert "device time per call (CUDA profiler), median of 5" in forward.toolTip(5)
-    assert forward.toolTip(6).startswith(f"eager {t.eager_ms:.3f} ms")
-    assert forward.toolTip(6).endswith("of Dynamo graph, eager forward")
+    assert forward.text(6) == f"{t.compiled_ms:.3f}" and forward.text(7) == f"{t.eager_ms:.3f}"
+    assert "device time per call (CUDA profiler), median of 5" in forward.toolTip(6)
+    assert forward.toolTip(7).startswith(f"eager {t.eager_ms:.3f} ms")
+    assert forward.toolTip(7).endswith("of Dynamo graph, eager forward")
     launches = sum(k.calls for k in trace.graphs[0].kernels)
     assert launches > 12 * len(trace.graphs[0].kernels) // 10  # per-layer kernels
-    assert f"80 kernels launched {launches} times per call" in forward.toolTip(2)
+    assert f"80 kernels launched {launches} times per call" in forward.toolTip(3)
 
 
 def test_cpu_times_are_wall_times(qtbot):
@@ -32,4 +32,4 @@ def test_cpu_times_are_wall_times(qtbot):
     widget = GraphsList(state)
     qtbot.addWidget(widget)
     state.set_trace(load_trace(DATA / "cpu_mlp_block.json.gz"))
-    assert "wall time per call" in widget.topLevelItem(0).toolTip(5)
+    assert "wall time per call" in widget.topLevelItem(0).toolTip(6)

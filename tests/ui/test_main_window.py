@@ -30,7 +30,7 @@ def test_open_every_graph_and_step_through_every_round(window, any_trace_path, q
         item = window.graphs_list.topLevelItem(gi)
         window.graphs_list.setCurrentItem(item)
         assert window.state.graph_index == gi
-        assert item.text(1) == str(len(graph.nodes))
+        assert item.text(2) == str(len(graph.nodes))
         steps = fusion_steps(graph)
         window.stepper.go_first()
         for k, step in enumerate(steps):
