@@ -11,7 +11,8 @@ from __future__ import annotations
 from html import escape
 from urllib.parse import quote, unquote
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from fusionviz.model.errors import TraceError
@@ -26,20 +27,45 @@ MAX_NODES = 25  # more selected nodes than this are listed by name only
 _GRAY = "style='color:gray'"
 
 
+MAX_TEXT = 2_000  # characters of one name, op list or line shown (a hostile trace: 100 MB)
+_LONG = "~"  # a link to a name over MAX_TEXT: ~length:first characters
+MAX_DEBUG = 20_000  # characters of Inductor's debug string shown
+
+
+def _esc(text: object) -> str:
+    """``text`` escaped for the pane, cut past MAX_TEXT characters (and saying so):
+    laying out a name of megabytes holds the window for minutes."""
+    text = str(text)
+    if len(text) > MAX_TEXT:
+        text = (f"{text[:MAX_TEXT]} … ({len(text):,} characters; right-click: Copy "
+                "Selected Node Names)")
+    return escape(text)
+
+
 def _link(kind: str, name: str, text: str | None = None) -> str:
-    return f"<a href='{kind}:{quote(name, safe='')}'>{escape(text or name)}</a>"
+    target = name if len(name) <= MAX_TEXT else f"{_LONG}{len(name)}:{name[:64]}"
+    return f"<a href='{kind}:{quote(target, safe='')}'>{_esc(text or name)}</a>"
+
+
+def _resolve(target: str, names) -> str:
+    """The full name a link stands for (``~length:prefix`` for a long one)."""
+    if not target.startswith(_LONG):
+        return target
+    length, _, prefix = target[1:].partition(":")
+    return next((n for n in names if len(n) == int(length or -1) and n.startswith(prefix)),
+                target)
 
 
 def _row(label: str, value_html: str) -> str:
-    return f"<tr><td {_GRAY}>{escape(label)}</td><td>{value_html}</td></tr>"
+    return f"<tr><td {_GRAY}>{_esc(label)}</td><td>{value_html}</td></tr>"
 
 
 def _accesses_html(title: str, accesses: tuple[Access, ...]) -> str:
     if not accesses:
         return ""
     rows = "".join(
-        f"<tr><td><code>{escape(a.buffer)}</code></td><td align='right'>"
-        f"{byte_size(a.bytes)}</td><td {_GRAY}>{escape(a.dep)}</td></tr>"
+        f"<tr><td><code>{_esc(a.buffer)}</code></td><td align='right'>"
+        f"{byte_size(a.bytes)}</td><td {_GRAY}>{_esc(a.dep)}</td></tr>"
         for a in accesses
     )
     return f"<p><b>{title}</b> ({len(accesses)})</p><table cellspacing='4'>{rows}</table>"
@@ -50,17 +76,17 @@ def _origin_html(origin: Origin) -> str:
         where = _link("source", f"{origin.line}:{origin.file}", f"{origin.file}:{origin.line}")
     else:
         where = f"<span {_GRAY}>(no source location)</span>"
-    code = f"<pre>{escape(origin.code.strip())}</pre>" if origin.code.strip() else ""
-    return (f"<li><code>{escape(origin.name)}</code> <span {_GRAY}>←</span> "
-            f"<code>{escape(origin.target)}</code><br>{where}{code}</li>")
+    code = f"<pre>{_esc(origin.code.strip())}</pre>" if origin.code.strip() else ""
+    return (f"<li><code>{_esc(origin.name)}</code> <span {_GRAY}>←</span> "
+            f"<code>{_esc(origin.target)}</code><br>{where}{code}</li>")
 
 
 def _module_html(node: Node) -> str:
     """Where in the model the node comes from (``h.3.attn (CausalSelfAttention)``)."""
     if not node.module and not node.module_class:
         return f"<span {_GRAY}>not recorded</span>"
-    path = escape(node.module) if node.module else "(the compiled module itself)"
-    return f"<code>{path}</code>" + (f" ({escape(node.module_class)})"
+    path = _esc(node.module) if node.module else "(the compiled module itself)"
+    return f"<code>{path}</code>" + (f" ({_esc(node.module_class)})"
                                      if node.module_class else "")
 
 
@@ -82,6 +108,8 @@ class DetailsPane(QWidget):
         self._consumers: dict[str, list[str]] = {}
         self.browser = QTextBrowser(self)
         self.browser.setOpenLinks(False)
+        self.browser.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.browser.customContextMenuRequested.connect(self._context_menu)
         self.browser.anchorClicked.connect(self._on_anchor_clicked)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -89,6 +117,17 @@ class DetailsPane(QWidget):
         state.sig_graph_changed.connect(self._on_graph_changed)
         state.sig_selection_changed.connect(self._on_selection_changed)
         self._on_graph_changed()
+
+    def _context_menu(self, pos) -> None:
+        menu = self.browser.createStandardContextMenu(pos)
+        menu.addSeparator()
+        copy = menu.addAction("Copy Selected Node Names (whole)", self.copy_names)
+        copy.setEnabled(bool(self._state.selected_nodes))
+        menu.exec(self.browser.viewport().mapToGlobal(pos))
+        menu.deleteLater()
+
+    def copy_names(self) -> None:
+        QGuiApplication.clipboard().setText("\n".join(self._state.selected_nodes))
 
     def text(self) -> str:
         """The pane's content as plain text (what the user reads)."""
@@ -133,35 +172,35 @@ class DetailsPane(QWidget):
             return self._node_html(name)
         except TraceError as e:  # its part of the file is malformed
             self._state.report_unreadable(str(e))
-            return (f"<h3>{escape(name)}</h3><p>The details of this node cannot be read: "
-                    f"{escape(str(e))}</p>")
+            return (f"<h3>{_esc(name)}</h3><p>The details of this node cannot be read: "
+                    f"{_esc(str(e))}</p>")
 
     def _node_html(self, name: str) -> str:
         node = self._nodes.get(name)
         if node is None:
-            return f"<p>No node named <code>{escape(name)}</code> in this graph.</p>"
+            return f"<p>No node named <code>{_esc(name)}</code> in this graph.</p>"
         about = self._names.about(name)
-        head = (f"<h3>{escape(node.name)} <span {_GRAY}>{escape(node.type)} · "
-                f"{escape(node.category)}</span></h3>"
-                + (f"<p>{escape(about)}</p>" if about else ""))
+        head = (f"<h3>{_esc(node.name)} <span {_GRAY}>{_esc(node.type)} · "
+                f"{_esc(node.category)}</span></h3>"
+                + (f"<p>{_esc(about)}</p>" if about else ""))
         parts = [head, self._facts_table(node),
                  _accesses_html("Reads", node.reads), _accesses_html("Writes", node.writes)]
         if node.origins:
             items = "".join(_origin_html(o) for o in node.origins)
             parts.append(f"<p><b>FX origins</b> ({len(node.origins)})</p><ul>{items}</ul>")
         if node.debug and len(self._state.selected_nodes) == 1:
-            parts.append(f"<p><b>Inductor debug</b></p><pre>{escape(node.debug)}</pre>")
+            parts.append(f"<p><b>Inductor debug</b></p><pre>{escape(node.debug[:MAX_DEBUG])}</pre>")
         return "".join(parts)
 
     def _facts_table(self, node: Node) -> str:
         rows = [_row("kernel", self._kernel_html(node.name)),
                 _row("module", _module_html(node))]
         if node.extern_kernel:
-            rows.append(_row("extern kernel", f"<code>{escape(node.extern_kernel)}</code>"))
+            rows.append(_row("extern kernel", f"<code>{_esc(node.extern_kernel)}</code>"))
         for label, value in (("numel", node.numel), ("rnumel", node.rnumel),
                              ("ops", ", ".join(node.ops))):
             if value:
-                rows.append(_row(label, escape(value)))
+                rows.append(_row(label, _esc(value)))
         rows.append(_row("est. bytes", byte_size(node.bytes)))
         for label, names in (("members", node.members),
                              ("producers", self._producers.get(node.name, ())),
@@ -179,7 +218,8 @@ class DetailsPane(QWidget):
 
     def _on_anchor_clicked(self, url: QUrl) -> None:
         kind, _, name = url.toString().partition(":")
-        name = unquote(name)
+        kernels = (k.name for k in self._state.graph.kernels) if self._state.graph else ()
+        name = _resolve(unquote(name), self._nodes if kind == "node" else kernels)
         if kind == "kernel":
             self._state.select_kernel(name)
         elif kind == "node":

@@ -49,4 +49,38 @@ def test_a_kernel_source_of_tens_of_megabytes_is_cut_and_says_so(qtbot):
     assert time.perf_counter() - t0 < 30
     shown = code.source()
     assert len(shown) <= MAX_SHOWN + 200
-    assert shown.rstrip().endswith(f"the first {MAX_SHOWN:,} shown")
+    assert shown.rstrip().endswith(f"the first {MAX_SHOWN:,} shown; right-click: Copy "
+                                   "Full Source")
+    code.copy_full_source()  # the whole text is still there to copy
+    from PySide6.QtGui import QGuiApplication
+
+    assert QGuiApplication.clipboard().text() == source
+
+
+def test_details_of_a_node_named_with_megabytes_show_at_once_and_copy_whole(qtbot):
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QGuiApplication
+
+    from fusionviz.ui.details_pane import MAX_TEXT, DetailsPane
+
+    huge = "op3_" + "x" * 5_000_000
+    trace = _renamed(synthetic_trace(20, seed=1, rounds=0), "op3", huge)
+    state = ViewState()
+    state.set_trace(trace)
+    pane = DetailsPane(state)
+    qtbot.addWidget(pane)
+    pane.show()
+    t0 = time.perf_counter()
+    state.select_nodes((huge,))
+    pane.grab()
+    assert time.perf_counter() - t0 < 10  # over five minutes before
+    assert len(pane.text()) < 3 * MAX_TEXT + 2000 and "5,000,004 characters" in pane.text()
+    pane.copy_names()
+    assert QGuiApplication.clipboard().text() == huge
+    # a link to the long name (here: from a neighbour) still selects it
+    neighbour = next(e.dst if e.src == huge else e.src for e in trace.graphs[0].edges
+                     if huge in (e.src, e.dst))
+    state.select_nodes((neighbour,))
+    href = next(h for h in pane.browser.toHtml().split('href="')[1:] if h.startswith("node:~"))
+    pane.browser.anchorClicked.emit(QUrl(href.split('"')[0]))
+    assert state.selected_nodes == (huge,)

@@ -14,6 +14,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QGuiApplication,
     QKeySequence,
     QPainter,
     QPalette,
@@ -106,6 +107,7 @@ class CodeView(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setReadOnly(True)
+        self.full_text = ""
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setTextInteractionFlags(
@@ -122,16 +124,30 @@ class CodeView(QPlainTextEdit):
         """Show ``text``; ``language`` is one of ``model.highlight.LANGUAGES``. A source
         over MAX_SHOWN characters (a malformed or hostile trace) is cut, and says so:
         highlighting 100 MB would hold the window for minutes."""
+        self.full_text = text  # what "Copy Full Source" copies, also when cut below
         if len(text) > MAX_SHOWN:
             cut = text.rfind("\n", 0, MAX_SHOWN)
             text = (text[:cut if cut > 0 else MAX_SHOWN]
-                    + f"\n# … cut: {len(text):,} characters, the first {MAX_SHOWN:,} shown")
+                    + f"\n# … cut: {len(text):,} characters, the first {MAX_SHOWN:,} shown;"
+                    " right-click: Copy Full Source")
         # Spans first: setPlainText re-highlights every block straight away.
         self._highlighter.set_lines(line_spans(text, language))
         self.setPlainText(text)
 
     def source(self) -> str:
         return self.toPlainText()
+
+    def copy_full_source(self) -> None:
+        QGuiApplication.clipboard().setText(self.full_text)
+
+    def contextMenuEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        menu = self.createStandardContextMenu()
+        menu.addSeparator()
+        whole = menu.addAction(f"Copy Full Source ({len(self.full_text):,} characters)",
+                               self.copy_full_source)
+        whole.setEnabled(bool(self.full_text))
+        menu.exec(event.globalPos())
+        menu.deleteLater()
 
     def find_next(self, pattern: str, backward: bool = False) -> bool:
         """Select the next match of ``pattern`` (case-insensitive), wrapping around."""
