@@ -84,3 +84,35 @@ def test_details_of_a_node_named_with_megabytes_show_at_once_and_copy_whole(qtbo
     href = next(h for h in pane.browser.toHtml().split('href="')[1:] if h.startswith("node:~"))
     pane.browser.anchorClicked.emit(QUrl(href.split('"')[0]))
     assert state.selected_nodes == (huge,)
+
+
+def test_the_whole_window_on_a_node_named_with_megabytes(qtbot, settings, tmp_path):
+    """Every pane meets the name: it used to crash the window (a label megapixels wide)
+    and hold why-not for minutes."""
+    from fusionviz.model.tracefile.io import save_trace
+    from fusionviz.ui.main_window import MainWindow
+
+    huge = "op3_" + "x" * 2_000_000
+    path = tmp_path / "huge.json.gz"
+    save_trace(_renamed(synthetic_trace(20, seed=1, rounds=2), "op3", huge), path)
+    w = MainWindow(settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    t0 = time.perf_counter()
+    assert w.open_trace(str(path))
+    w.state.select_nodes((huge,))
+    w.state.select_kernel(next(k.name for k in w.state.graph.kernels if huge in k.nodes))
+    w.kernel_pane.side_button.setChecked(True)
+    for dock in ("kernels", "charts", "ledger"):
+        w.docks[dock].raise_()
+        w.grab()
+    for step in range(len(w.state.steps)):
+        w.state.set_step(step)
+        w.grab()
+    neighbour = next(e.dst for e in w.state.graph.edges if e.src == huge)
+    w.state.select_nodes((huge, neighbour))
+    dialog = w.why_not_fused()
+    dialog.grab()
+    assert len(dialog.windowTitle()) <= 240
+    assert time.perf_counter() - t0 < 20
+    assert w.minimumSizeHint().width() < 2000

@@ -34,17 +34,30 @@ def byte_size(n: int | None, none: str = "–") -> str:
     return f"{size:.1f} GiB"
 
 
+MAX_TEXT = 1_000  # characters of one text on screen; a hostile trace's name has millions
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """``text``, or its first ``limit`` characters and how long it was: Qt lays out a
+    text of megabytes for minutes (or crashes on its width)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 def cell(value) -> str:
     """A table cell on screen: floats to 4 significant digits, sequences and dicts
-    spelled out, None empty."""
+    spelled out, None empty, at most MAX_TEXT characters."""
+    return clip(_cell(value))
+
+
+def _cell(value) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, tuple | list):
-        return ", ".join(cell(v) for v in value)
+        return ", ".join(_cell(v) for v in value)
     if isinstance(value, dict):
-        return ", ".join(f"{k}={cell(v)}" for k, v in value.items())
+        return ", ".join(f"{k}={_cell(v)}" for k, v in value.items())
     return str(value)
 
 

@@ -29,7 +29,7 @@ from fusionviz.model.names import Names
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, peak_dram_gb_s, time_kind
 from fusionviz.model.report.chart_data import bandwidth_text
-from fusionviz.model.report.formatting import byte_size
+from fusionviz.model.report.formatting import byte_size, clip
 from fusionviz.model.trace import Kernel
 from fusionviz.ui.kernel.code_view import CodeView, FindBar, local_shortcut
 from fusionviz.ui.view_state import ViewState
@@ -37,6 +37,7 @@ from fusionviz.ui.view_state import ViewState
 SIDE_BY_SIDE_SHORTCUT = "Ctrl+\\"
 _MAX_LISTED_NODES = 16
 _UNBROKEN = 24  # characters of a fact's value kept on one line
+_MAX_NAME = 120  # characters of a node or kernel name in the facts (whole in Details' copy)
 _ROOT = QModelIndex()
 _NAME_ROLES = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDataRole.UserRole)
 
@@ -104,6 +105,8 @@ class KernelListModel(QAbstractListModel):
         if not index.isValid() or not 0 <= index.row() < len(self.names):
             return None
         name = self.names[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return clip(name, _MAX_NAME)
         if role in _NAME_ROLES:
             return name
         if role == Qt.ItemDataRole.DecorationRole:
@@ -142,8 +145,8 @@ class KernelView(QWidget):
         self.kernel = kernel
         self.swatch.setStyleSheet(f"background: {color}; border: 1px solid #555;")
         self.swatch.show()
-        self.title.setText(f"<b>{html.escape(kernel.name)}</b>")
-        self.title.setToolTip(kernel.name)
+        self.title.setText(f"<b>{html.escape(clip(kernel.name, _MAX_NAME))}</b>")
+        self.title.setToolTip(clip(kernel.name))
         self.facts.setText(_facts_html(kernel, time_kind, peak_gb_s, about))
         source = kernel.source or kernel.name
         self.code.set_source(source, language_for(kernel.backend, source))
@@ -163,12 +166,12 @@ def _facts_html(kernel: Kernel, time_kind: str, peak_gb_s: float | None, about: 
              + (html.escape(value) if len(value) > _UNBROKEN else
                 html.escape(value).replace(" ", "&nbsp;"))
              for label, value in kernel_facts(kernel, time_kind, peak_gb_s)]
-    nodes = list(kernel.nodes[:_MAX_LISTED_NODES])
+    nodes = [clip(n, _MAX_NAME) for n in kernel.nodes[:_MAX_LISTED_NODES]]
     if len(kernel.nodes) > _MAX_LISTED_NODES:
         nodes.append(f"… (+{len(kernel.nodes) - _MAX_LISTED_NODES})")
     members = html.escape(", ".join(nodes)) or "–"
     if about:
-        members += f" &nbsp;·&nbsp; {html.escape(about)}"
+        members += f" &nbsp;·&nbsp; {html.escape(clip(about, _MAX_NAME))}"
     return (" &nbsp;·&nbsp; ".join(parts)
             + f"<br><span style='color:gray'>nodes ({len(kernel.nodes)})</span>&nbsp;{members}")
 

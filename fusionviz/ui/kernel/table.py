@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fusionviz.model.report.formatting import byte_size
+from fusionviz.model.report.formatting import byte_size, clip
 from fusionviz.model.report.kernel_table import COLUMNS, kernel_rows, matches
 from fusionviz.ui.view_state import ViewState
 
@@ -57,7 +57,7 @@ class KernelTableModel(QAbstractTableModel):
         key = COLUMNS[index.column()][0]
         value = self.rows[index.row()][key]
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            return _text(key, value)
+            return clip(_text(key, value))
         if role == SORT:  # missing values sort below every number
             return value if value is not None else (-1.0 if key not in ("name", "kind",
                                                                        "module", "nodes") else "")

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayo
 
 from fusionviz.model.names import Names
 from fusionviz.model.queries import why_not_fused
+from fusionviz.model.report.formatting import clip
 from fusionviz.model.report.why_report import COLUMNS, entry_cells
 
 
@@ -18,13 +19,13 @@ def why_not_html(why, names: Names | None = None) -> str:
     module), the summary, then one line per recorded decision (``why_report``'s cells,
     which ``fusionviz why`` prints too)."""
     names = names or Names(None)
-    parts = [f"<h3>{escape(names.label(why.node_a))}<br>× {escape(names.label(why.node_b))}</h3>",
-             f"<p>{escape(why.summary)}</p>"]
+    a, b = (escape(clip(names.label(n))) for n in (why.node_a, why.node_b))
+    parts = [f"<h3>{a}<br>× {b}</h3>", f"<p>{escape(clip(why.summary))}</p>"]
     if why.entries:
         parts.append("<table cellspacing=6><tr>"
                      + "".join(f"<th align=left>{h}</th>" for h in COLUMNS) + "</tr>")
         for e in why.entries:
-            parts.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in entry_cells(e))
+            parts.append("<tr>" + "".join(f"<td>{escape(clip(c))}</td>" for c in entry_cells(e))
                          + "</tr>")
         parts.append("</table>")
     return "".join(parts)
@@ -36,7 +37,7 @@ class WhyNotDialog(QDialog):
     def __init__(self, graph, a: str, b: str, parent=None) -> None:
         super().__init__(parent)
         self.why = why_not_fused(graph, a, b)
-        self.setWindowTitle(f"Why not fused? {a} × {b}")
+        self.setWindowTitle(clip(f"Why not fused? {a} × {b}", 200))
         self.text = QTextBrowser()
         self.text.setHtml(why_not_html(self.why, Names(graph)))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
