@@ -5,11 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
+from fusionviz.model.experiment.ranks import finish_ranks
 from fusionviz.model.report.summary import summary_text
 from fusionviz.model.run.protocol import describe_progress
-from fusionviz.model.run.runner import output_problem, run_capture, write_failure
+from fusionviz.model.run.runner import (
+    output_problem,
+    rank_paths,
+    run_capture,
+    write_failure,
+)
 from fusionviz.model.run.settings import parse_config
+from fusionviz.model.trace import Trace
+from fusionviz.model.tracefile.io import load_trace
 
 
 def add_capture_args(ap: argparse.ArgumentParser) -> None:
@@ -24,6 +33,10 @@ def add_capture_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--timeout", type=float, default=None, help="stop the script after SECONDS")
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     ap.add_argument("--no-timing", action="store_true", help="skip runtime measurement")
+    ap.add_argument("--nproc-per-node", type=int, default=1, metavar="N",
+                    help="run SCRIPT as N ranks under torch.distributed.run (torchrun), "
+                    "each captured; -o is then a folder: one trace per rank and the ranks' "
+                    "comparison (open the folder in the window)")
 
 
 class Progress:
@@ -45,6 +58,8 @@ class Progress:
 
 
 def capture_command(opts: argparse.Namespace) -> int:
+    if opts.nproc_per_node > 1:
+        return _ranks_command(opts)
     problem = output_problem(opts.out)
     if problem:
         print(f"fusionviz capture: cannot write the trace: {problem} (-o/--out)",
@@ -64,3 +79,31 @@ def capture_command(opts: argparse.Namespace) -> int:
         return 1
     print(f"trace written to {opts.out}")
     return 0 if trace.script.status == "ok" else 1
+
+
+def _ranks_command(opts: argparse.Namespace) -> int:
+    """``--nproc-per-node N``: every rank captured into the folder ``-o``, compared."""
+    folder = Path(opts.out if opts.out != "trace.json.gz" else "ranks")
+    if folder.name.endswith((".json", ".json.gz")):
+        print(f"fusionviz capture: with --nproc-per-node, -o names a folder (one trace per "
+              f"rank), not {folder}", file=sys.stderr)
+        return 2
+    problem = "" if folder.is_dir() else output_problem(str(folder))
+    if problem:
+        print(f"fusionviz capture: cannot write the traces: {problem} (-o/--out)",
+              file=sys.stderr)
+        return 2
+    run_capture(
+        opts.script, str(folder), timeout=opts.timeout, on_progress=Progress(),
+        on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,
+        config=parse_config(opts.config), device=opts.device, script_args=list(opts.script_args),
+        timing=not opts.no_timing, nproc=opts.nproc_per_node,
+    )
+    paths = rank_paths(folder, opts.nproc_per_node)
+    traces = [load_trace(p) if p.is_file() else Trace() for p in paths]
+    experiment = finish_ranks(opts.script, folder, traces, [p.name for p in paths])
+    for rank, trace in enumerate(traces):
+        print(f"rank {rank}: " + summary_text(trace).splitlines()[1])  # its status line
+    print(experiment.report)
+    print(f"traces and their comparison written to {folder}/ (open it: fusionviz {folder})")
+    return 0 if all(t.script.status == "ok" for t in traces) else 1

@@ -14,7 +14,7 @@ from fusionviz.model.queries import kernel_of_node
 from fusionviz.model.trace import Edge, Graph, Node
 
 # A group is shown as its most telling member category.
-_CATEGORY_ORDER = ("template", "extern", "foreach", "reduction", "pointwise", "other", "nop")
+_CATEGORY_ORDER = ("template", "collective", "extern", "foreach", "reduction", "pointwise", "other", "nop")
 MAX_OPS = 6
 
 

@@ -24,6 +24,7 @@ from fusionviz.model.trace import (
 
 _NEVER_FUSED = {
     "extern": "an extern kernel call",
+    "collective": "a collective (communication) op, run as a kernel of its own",
     "nop": "a no-op that emits no kernel",
     "template": "a template kernel (fused only with epilogues/prologues it accepts)",
 }

@@ -24,6 +24,7 @@ CATEGORIES = (
     "reduction",
     "template",
     "extern",
+    "collective",  # a communication op (functional collective or its wait) among kernels
     "foreach",
     "nop",
     "other",
@@ -83,6 +84,18 @@ class Node:
     debug: str = ""  # Inductor's debug_str(), truncated
     module: str = ""  # the deepest module path common to its origins ("" = root/none)
     module_class: str = ""  # that module's class name, when an origin's stack names it
+    collective: Collective | None = None  # for category "collective"
+
+
+@dataclass(frozen=True)
+class Collective:
+    """What a communication node does: its op, over which process group, how much."""
+
+    kind: str  # all_reduce, all_gather_into_tensor, reduce_scatter_tensor, wait_tensor, ...
+    group: str = ""  # the process group's name ("0": the default group)
+    reduce_op: str = ""  # sum, avg, max, … for reductions
+    group_size: int = 0  # ranks in the group, where the op takes it
+    bytes: int = 0  # the tensors it reads on this rank
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from fusionviz.model.errors import TraceError
 from fusionviz.model.names import Names
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, node_index
-from fusionviz.model.report.formatting import byte_size
+from fusionviz.model.report.formatting import byte_size, collective_text
 from fusionviz.model.trace import Access, Graph, Node, Origin
 from fusionviz.ui.view_state import ViewState
 
@@ -197,6 +197,8 @@ class DetailsPane(QWidget):
                 _row("module", _module_html(node))]
         if node.extern_kernel:
             rows.append(_row("extern kernel", f"<code>{_esc(node.extern_kernel)}</code>"))
+        if node.collective is not None:
+            rows.append(_row("collective", _esc(collective_text(node.collective))))
         for label, value in (("numel", node.numel), ("rnumel", node.rnumel),
                              ("ops", ", ".join(node.ops))):
             if value:

@@ -29,6 +29,7 @@ class GraphColors:
     pair: QColor
     search: QColor
     changed: QColor
+    collective: QColor  # the border of communication nodes (all-reduce, its wait, …)
 
 
 _LIGHT = GraphColors(
@@ -43,6 +44,7 @@ _LIGHT = GraphColors(
     pair=QColor("#d81b60"),
     search=QColor("#f9a825"),
     changed=QColor("#111111"),
+    collective=QColor("#7b1fa2"),
 )
 _DARK = GraphColors(
     dark=True,
@@ -56,6 +58,7 @@ _DARK = GraphColors(
     pair=QColor("#ff5c8d"),
     search=QColor("#ffd54f"),
     changed=QColor("#f5f5f5"),
+    collective=QColor("#ce93d8"),
 )
 
 

@@ -84,6 +84,8 @@ def run_script(path: str, args: list[str]) -> tuple[str, int, str, str]:
 def main(argv: list[str] | None = None) -> int:
     emit = progress_writer()  # first: its pipe is out of the environment before all else
     opts = parse_args(sys.argv[1:] if argv is None else argv)
+    # Under torchrun every rank runs this: "{rank}" in --out gives each its own trace.
+    opts.out = opts.out.replace("{rank}", os.environ.get("RANK", "0"))
     if opts.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA
     os.environ["FUSIONVIZ_DEVICE"] = opts.device

@@ -6,7 +6,7 @@ import functools
 import os
 import re
 
-from fusionviz.model.trace import Access, Edge, Group, Node, Origin
+from fusionviz.model.trace import Access, Collective, Edge, Group, Node, Origin
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)[^\n]*\n(?P<code>[^\n]*)')
 # Dynamo's source of a module: a local or global root (L['self'], G['model'], a
@@ -29,6 +29,7 @@ def category(snode) -> str:
     cls = type(snode).__name__
     checks = (
         ("nop", cls == "NopKernelSchedulerNode"),
+        ("collective", cls == "ExternKernelSchedulerNode" and is_collective(snode)),
         ("extern", cls == "ExternKernelSchedulerNode"),
         ("foreach", _call(snode, "is_foreach")),
         ("template", _call(snode, "is_template")),
@@ -153,6 +154,43 @@ def _extern_name(snode) -> str:
     return ""
 
 
+_COLLECTIVE_IR = ("_CollectiveKernel", "_WaitKernel")
+
+
+def is_collective(snode) -> bool:
+    """A functional collective or its wait (``_c10d_functional.all_reduce_``, …): Inductor
+    lowers them to extern kernels of their own IR classes."""
+    ir_node = getattr(snode, "node", None)
+    if type(ir_node).__name__ in _COLLECTIVE_IR:
+        return True
+    return "c10d_functional." in _extern_name(snode)  # _c10d_functional (and the old one)
+
+
+def collective_record(snode, reads: tuple[Access, ...]) -> Collective:
+    """The op, process group, reduction and size of a collective node, read from its
+    op's schema and the IR node's constant arguments (what is missing stays empty)."""
+    ir_node = getattr(snode, "node", None)
+    op = getattr(ir_node, "op_overload", None)
+    name = _extern_name(snode)
+    kind = (name.split("_c10d_functional.")[-1].split(".")[0] if "functional." in name
+            else str(getattr(op, "__name__", name)).split(".")[0]).rstrip("_")
+    values: dict = {}
+    try:
+        params = [a for a in op._schema.arguments if not str(a.type).startswith("Tensor")]
+        values = dict(zip((a.name for a in params), getattr(ir_node, "constant_args", ()),
+                          strict=False))
+        values.update(getattr(ir_node, "kwargs", {}) or {})
+    except Exception:  # noqa: BLE001 - another torch's IR: keep what is known
+        pass
+    size = values.get("group_size", 0)
+    return Collective(
+        kind=kind, group=str(values.get("group_name", "") or ""),
+        reduce_op=str(values.get("reduce_op", "") or ""),
+        group_size=size if isinstance(size, int) else 0,
+        bytes=sum(a.bytes for a in reads),
+    )
+
+
 def node_record(snode, scheduler) -> Node:
     """A ``Node`` for one basic (unfused) scheduler node."""
     numel, rnumel = _sizes(snode)
@@ -167,6 +205,7 @@ def node_record(snode, scheduler) -> Node:
     except Exception:  # noqa: BLE001
         total = 0
     cat = category(snode)
+    reads = _accesses(rw.reads, scheduler)
     return Node(
         name=snode.get_name(),
         type=type(snode).__name__,
@@ -174,13 +213,14 @@ def node_record(snode, scheduler) -> Node:
         numel=numel,
         rnumel=rnumel,
         ops=ops,
-        reads=_accesses(rw.reads, scheduler),
+        reads=reads,
         writes=_accesses(rw.writes, scheduler),
         origins=origins,
         bytes=total,
-        extern_kernel=_extern_name(snode) if cat == "extern" else "",
+        extern_kernel=_extern_name(snode) if cat in ("extern", "collective") else "",
         module=module,
         module_class=module_class,
+        collective=collective_record(snode, reads) if cat == "collective" else None,
     )
 
 

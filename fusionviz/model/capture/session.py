@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 import platform
 import sys
 import time
@@ -121,6 +122,8 @@ class Recorder:
         self.problems.append(Problem(where=where, message=last, traceback=tb[-4000:]))
 
     def progress(self, event: str, **fields) -> None:
+        if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:  # one rank of several
+            fields["rank"] = int(os.environ.get("RANK", "0") or 0)
         self.emit(encode_progress(event, **fields))
 
     def graph_started(self, graph_lowering) -> GraphRecord:

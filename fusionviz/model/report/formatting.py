@@ -76,3 +76,13 @@ def ms_spread(value: float | None, spread: tuple[float, ...] = (), none: str = D
         return none
     low_high = f" ({spread[0]:.3f}-{spread[1]:.3f})" if len(spread) == 2 else ""
     return f"{value:.3f} ms{low_high}"
+
+
+def collective_text(c) -> str:
+    """``all_reduce (sum) over group 0 of 2 ranks, 32.0 KiB``."""
+    parts = [c.kind + (f" ({c.reduce_op})" if c.reduce_op else "")]
+    if c.group:
+        parts.append(f"over group {c.group}" + (f" of {c.group_size} ranks" if c.group_size
+                                               else ""))
+    text = " ".join(parts)
+    return f"{text}, {byte_size(c.bytes)}" if c.bytes else text

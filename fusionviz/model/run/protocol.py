@@ -22,7 +22,7 @@ CHANNEL_ENV = "FUSIONVIZ_PROGRESS_FD"
 PRIVATE_CHANNEL = os.name == "posix"
 
 # The fields each event may carry, by type; "variant" (an experiment's capture
-# index) may come with any of them. A field may be left out; None only where listed.
+# index) and "rank" (a multi-process capture's) may come with any of them. A field may be left out; None only where listed.
 _COUNT, _NUMBER, _TEXT = "count", "number", "text"
 FIELDS: dict[str, dict[str, str]] = {
     "start": {"script": _TEXT},
@@ -56,7 +56,7 @@ def parse_progress(line: str) -> dict | None:
         return None
     if not isinstance(msg, dict) or msg.get("event") not in FIELDS:
         return None
-    kinds = {**FIELDS[msg["event"]], "variant": _COUNT}
+    kinds = {**FIELDS[msg["event"]], "variant": _COUNT, "rank": _COUNT}
     out = {"event": msg["event"]}
     for key, kind in kinds.items():
         if key not in msg:
@@ -115,6 +115,11 @@ def progress_writer() -> Callable[[str], None]:
 def describe_progress(msg: dict) -> str:
     """One line for a progress message, the same on the command line and in the
     window's status bar; fields a message lacks are left out."""
+    text = _describe(msg)
+    return f"[rank {msg['rank']}] {text}" if msg.get("rank") is not None else text
+
+
+def _describe(msg: dict) -> str:
     event = msg.get("event", "")
     where = f"graph {msg['graph']}" if msg.get("graph") is not None else "graph"
     if event == "start":

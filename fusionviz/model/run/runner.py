@@ -59,10 +59,18 @@ def capture_argv(
     script_args=(),
     timing: bool = True,
     whatif: WhatIf | None = None,
+    nproc: int = 1,
 ) -> list[str]:
-    """The command line that runs ``script`` under capture, writing ``out``."""
-    argv = [sys.executable, "-u", "-m", "fusionviz.model.capture", "--out", str(out),
-            "--device", device]
+    """The command line that runs ``script`` under capture, writing ``out``. With
+    ``nproc`` > 1, PyTorch's launcher (``torch.distributed.run --standalone``) starts
+    that many ranks, each captured, each writing ``out/rank<k>.json.gz``."""
+    if nproc > 1:
+        argv = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                f"--nproc-per-node={nproc}", "-m", "fusionviz.model.capture",
+                "--out", str(Path(out) / RANK_FILE.format(rank="{rank}")), "--device", device]
+    else:
+        argv = [sys.executable, "-u", "-m", "fusionviz.model.capture", "--out", str(out),
+                "--device", device]
     if mode:
         argv += ["--mode", mode]
     if benchmark_fusion:
@@ -127,9 +135,18 @@ def run_capture(
     **options,
 ) -> Trace:
     """Run the capture child to the end (or ``timeout`` seconds) and return the trace
-    (its script as settled: ``write_failure`` tells when the file could not hold it)."""
+    (its script as settled: ``write_failure`` tells when the file could not hold it).
+
+    ``nproc`` > 1 (an option): ``out`` is a folder, every rank writes its own trace
+    there (``rank_paths``), each is settled, and rank 0's is returned; the caller
+    compares them (``experiment.ranks.finish_ranks``)."""
+    nproc = int(options.get("nproc", 1) or 1)
+    outs = rank_paths(out, nproc) if nproc > 1 else [Path(out)]
+    if nproc > 1:
+        Path(out).mkdir(parents=True, exist_ok=True)
     run_id, tail, failed, ended = new_run_id(), Tail(), [], {}
-    channel = open_channel()  # (read, write) of the private progress pipe, or None
+    # The launcher closes the fds its workers do not ask for: ranks report on stdout.
+    channel = open_channel() if nproc == 1 else None
     with tempfile.TemporaryDirectory(prefix="fusionviz-cache-") as cache:
         env = capture_env(cache, run_id)
         if channel:
@@ -180,7 +197,8 @@ def run_capture(
         except BaseException:  # Ctrl+C: never leave the child behind
             _kill_group(proc, run_id)
             proc.wait()
-            _settle_stopped(out, script, tail)
+            for path in outs:
+                _settle_stopped(str(path), script, tail)
             raise
         finally:
             if timer:
@@ -189,21 +207,32 @@ def run_capture(
                 if not reader.is_alive():  # else a process out of reach still holds it
                     stream.close()
         if failed:  # a callback raised: the child was stopped
-            _settle_stopped(out, script, tail)
+            for path in outs:
+                _settle_stopped(str(path), script, tail)
             raise failed[0]
         timed_out = deadline is not None and time.monotonic() >= deadline and code != 0
-        settled = finalize_trace(
-            out, exit_code=code, status="timeout" if timed_out else None,
-            stderr_tail=tail.text(), script=str(script), ended=ended,
-        )
-        try:
-            trace = tracefile.load_trace(out)
-        except (TraceError, OSError):  # nothing could be written (write_failure says why)
-            trace = Trace()
-        return dataclasses.replace(trace, script=settled)  # as settled, written or not
+        traces = []
+        for path in outs:
+            settled = finalize_trace(
+                str(path), exit_code=code, status="timeout" if timed_out else None,
+                stderr_tail=tail.text(), script=str(script),
+                ended=ended if nproc == 1 else {},
+            )
+            try:
+                trace = tracefile.load_trace(path)
+            except (TraceError, OSError):  # nothing could be written (write_failure: why)
+                trace = Trace()
+            traces.append(dataclasses.replace(trace, script=settled))  # as settled
+        return traces[0]
 
 
 EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines
+RANK_FILE = "rank{rank}.json.gz"  # each rank's trace in the folder of a multi-rank capture
+
+
+def rank_paths(folder: str | os.PathLike, nproc: int) -> list[Path]:
+    """The trace of every rank of a capture with ``nproc`` ranks, rank 0 first."""
+    return [Path(folder) / RANK_FILE.format(rank=r) for r in range(nproc)]
 
 
 def _ignore(_line: str) -> None:

@@ -278,7 +278,7 @@ class NodeTileItem(_TileItem):
             rect, cat = p.rects[i], p.category[i]
             painter.setPen(_node_pen(cat, bool(p.changed[i]), colors))
             painter.setBrush(colors.node_fill)
-            radius = rect.height() / 2 if cat == "extern" else 5.0
+            radius = rect.height() / 2 if cat in ("extern", "collective") else 5.0
             painter.drawRoundedRect(rect, radius, radius)
             stripe = QRectF(rect.left() + 1.5, rect.top() + 4, STRIPE, rect.height() - 8)
             if i in p.boxes:
@@ -327,9 +327,12 @@ def _buckets(p: GraphPaint, ids: np.ndarray, color: np.ndarray, changed: np.ndar
 
 
 def _node_pen(category: str, changed: bool, colors: GraphColors) -> QPen:
-    """Extern calls get a dashed pill, templates a double-weight border, just-fused a bold one."""
+    """Extern calls get a dashed pill, collectives a thick pill in their own color,
+    templates a double-weight border, just-fused a bold one."""
     if changed:
         return QPen(colors.changed, 2.2)
+    if category == "collective":
+        return QPen(colors.collective, 2.6)
     pen = QPen(colors.node_border, 2.2 if category == "template" else 1.0)
     if category == "extern":
         pen.setStyle(Qt.PenStyle.DashLine)

@@ -1,0 +1,141 @@
+"""The ranks of one multi-process capture, compared: do they make the same decisions?
+
+Every rank of a ``torchrun`` job compiles its own graphs, and Inductor's choices there
+can differ (autotuning and ``benchmark_fusion`` are timing-based; a rank may see other
+shapes). ``differences`` lists what differs between rank 0 and each other rank;
+``finish_ranks`` writes the capture folder as an experiment of kind ``ranks`` (one
+variant per rank), so the comparison view opens any two ranks side by side.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fusionviz.model.experiment import compare as cmp
+from fusionviz.model.experiment.runs import Experiment, Variant
+from fusionviz.model.report.formatting import number
+from fusionviz.model.report.tables import csv_text, markdown_text
+from fusionviz.model.trace import Graph, Trace
+
+KIND = "ranks"
+SLOWER = 0.25  # a kernel time differing by more than this share (beyond noise) is listed
+MIN_MS = 0.001  # … and by more than this (a microsecond): shorter gaps are timer noise
+
+
+def differences(a: Trace, b: Trace) -> list[str]:
+    """What rank ``b`` decided otherwise than rank ``a``: graphs, nodes, kernels and
+    fusion verdicts (benchmark outcomes included); [] when they agree."""
+    out = []
+    if len(a.graphs) != len(b.graphs):
+        out.append(f"graphs: {len(a.graphs)} vs {len(b.graphs)}")
+    for ga, gb in zip(a.graphs, b.graphs, strict=False):
+        out += _graph_differences(ga, gb)
+    c = cmp.compare(a, b)
+    out += [f"graph {v.graph}: {v.pair}: {v.outcome_a} vs {v.outcome_b}" for v in c.verdicts]
+    for k in c.kernels:
+        if not (k.name_a and k.name_b):
+            out.append(f"graph {k.graph}: kernel of {', '.join(k.nodes)} only on one rank "
+                       f"({k.name_a or k.name_b})")
+        elif k.name_a != k.name_b:
+            out.append(f"graph {k.graph}: kernel of {', '.join(k.nodes)} named {k.name_a} vs "
+                       f"{k.name_b}")
+    return out
+
+
+def time_differences(a: Trace, b: Trace) -> list[str]:
+    """Compiled runtimes and kernel times of ``b`` more than SLOWER apart from ``a``'s
+    (beyond their spreads, for whole graphs). Collectives and their waits are left out:
+    their time is mostly waiting for the slowest rank, so it moves between them."""
+    c = cmp.compare(a, b)
+    out = [f"graph {k.graph}: {k.name_a} took {number(k.ms_a)} vs {number(k.ms_b)} ms"
+           for k in c.kernels
+           if k.name_a == k.name_b and not _collective(k.name_a) and _apart(k.ms_a, k.ms_b)]
+    for metric, ma, mb, change in c.rows:
+        if metric.endswith("(ms)") and "runtime" in metric.lower() and change not in (
+                "", "within noise") and _apart(ma, mb):
+            out.append(f"{metric}: {number(ma)} vs {number(mb)} ({change})")
+    return out
+
+
+def _collective(kernel_name: str) -> bool:
+    return "c10d_functional." in kernel_name
+
+
+def _graph_differences(ga: Graph, gb: Graph) -> list[str]:
+    out = []
+    if len(ga.nodes) != len(gb.nodes):
+        out.append(f"graph {ga.index}: {len(ga.nodes)} vs {len(gb.nodes)} nodes")
+    if len(ga.rounds) != len(gb.rounds):
+        out.append(f"graph {ga.index}: {len(ga.rounds)} vs {len(gb.rounds)} fusion rounds")
+    return out
+
+
+def _apart(x: float | None, y: float | None) -> bool:
+    """Times far enough apart to list (each is a median of several runs)."""
+    if x is None or y is None or min(x, y) <= 0:
+        return False
+    return abs(x - y) > MIN_MS and abs(x - y) / min(x, y) > SLOWER
+
+
+def agreement(traces: list[Trace]) -> dict[int, list[str]]:
+    """rank → how its decisions differ from rank 0's, for every rank after the first."""
+    return {r: differences(traces[0], t) for r, t in enumerate(traces[1:], start=1)}
+
+
+def agree(traces: list[Trace]) -> bool:
+    """Whether every rank made rank 0's graphs, kernels and fusion decisions."""
+    return not any(agreement(traces).values())
+
+
+def report_markdown(script: str, traces: list[Trace]) -> str:
+    """Whether the ranks agree, what differs, the times that differ, and each rank's
+    headline numbers."""
+    found = agreement(traces)
+    name = Path(script).name or "the script"
+    lines = [f"## {len(traces)} ranks of {name}", ""]
+    lines.append("Ranks agree: the same graphs, kernels and fusion decisions on every rank."
+                 if not any(found.values()) else
+                 "Ranks disagree: some rank made other graphs, kernels or fusion decisions.")
+    lines.append("")
+    for rank, diffs in found.items():
+        if diffs:
+            lines += [f"### rank {rank} differs from rank 0 ({len(diffs)})", "",
+                      *[f"- {d}" for d in diffs], ""]
+    for rank, t in enumerate(traces[1:], start=1):
+        times = time_differences(traces[0], t)
+        if times:
+            lines += [f"### times of rank {rank} beyond noise (vs rank 0)", "",
+                      *[f"- {d}" for d in times], ""]
+    lines += ["", markdown_text(["rank", *_METRICS], _metric_rows(traces))]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+_METRICS = ("status", "graphs", "kernels", "Compiled runtime (ms)")
+
+
+def _metric_rows(traces: list[Trace]) -> list[list]:
+    rows = []
+    for rank, t in enumerate(traces):
+        m = cmp.metrics(t)
+        rows.append([rank, t.script.status, len(t.graphs), sum(len(g.kernels) for g in t.graphs),
+                     number(m.get("Compiled runtime (ms)"))])
+    return rows
+
+
+def finish_ranks(script: str, folder: str | Path, traces: list[Trace],
+                 files: list[str] | None = None) -> Experiment:
+    """Write the ranks' comparison into ``folder``: report.md, report.csv and an
+    experiment.json of kind ``ranks`` that the comparison view opens."""
+    folder = Path(folder)
+    files = files or [f"rank{r}.json.gz" for r in range(len(traces))]
+    variants = [Variant(f"rank {r}", f, t) for r, (f, t) in enumerate(zip(files, traces))]
+    report = report_markdown(script, traces)
+    (folder / "report.md").write_text(report)
+    (folder / "report.csv").write_text(csv_text(["rank", *_METRICS], _metric_rows(traces)))
+    meta = {"kind": KIND, "script": script, "report": "report.md",
+            "agree": agree(traces),
+            "variants": [{"label": v.label, "trace": v.file, "status": v.trace.script.status}
+                         for v in variants]}
+    (folder / "experiment.json").write_text(json.dumps(meta, indent=1))
+    return Experiment(KIND, script, tuple(variants), report)

@@ -1,0 +1,116 @@
+"""Multi-process captures (#13): torchrun with 2 ranks and gloo on the CPU, every rank
+captured into one folder, collectives recorded as nodes, the ranks compared, and a
+crashing or hanging rank handled."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fusionviz.cli.main import main
+from fusionviz.model.experiment import ranks
+from fusionviz.model.experiment.runs import read_experiment
+from fusionviz.model.run.runner import rank_paths, run_capture
+from fusionviz.model.tracefile.io import load_trace
+
+SCRIPTS = Path(__file__).parents[1] / "data" / "scripts"
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    """capture(script, *args) -> (folder, traces, progress messages), once per script."""
+    done = {}
+
+    def run(script: str, *args: str, **options):
+        if script not in done:
+            folder = tmp_path_factory.mktemp("ranks")
+            messages = []
+            run_capture(str(SCRIPTS / script), str(folder), nproc=2, device="cpu",
+                        on_progress=messages.append, script_args=args, **options)
+            traces = [load_trace(p) for p in rank_paths(folder, 2)]
+            ranks.finish_ranks(str(SCRIPTS / script), folder, traces)
+            done[script] = folder, traces, messages
+        return done[script]
+
+    return run
+
+
+@pytest.mark.parametrize("script", ["ddp_step.py", "fsdp2_step.py"])
+def test_every_rank_of_a_train_step_is_captured_and_the_ranks_agree(captured, script):
+    folder, traces, messages = captured(script)
+    assert [t.script.status for t in traces] == ["ok", "ok"]
+    assert traces[0].graphs and len(traces[0].graphs) == len(traces[1].graphs)
+    assert {m.get("rank") for m in messages} == {0, 1}  # progress says which rank
+    assert ranks.agree(traces) and ranks.agreement(traces) == {1: []}
+    meta = json.loads((folder / "experiment.json").read_text())
+    assert meta["kind"] == "ranks" and meta["agree"] is True
+    assert [v["trace"] for v in meta["variants"]] == ["rank0.json.gz", "rank1.json.gz"]
+    experiment = read_experiment(folder)  # what the window's comparison opens
+    assert [v.label for v in experiment.variants] == ["rank 0", "rank 1"]
+    assert "Ranks agree" in experiment.report
+
+
+def test_collectives_in_a_compiled_graph_are_nodes_of_their_own(captured):
+    _folder, traces, _ = captured("dist_allreduce.py")
+    for trace in traces:
+        (graph,) = trace.graphs
+        comm = [n for n in graph.nodes if n.category == "collective"]
+        assert [n.collective.kind for n in comm] == ["all_reduce", "wait_tensor"]
+        reduce = comm[0].collective
+        assert (reduce.reduce_op, reduce.group) == ("sum", "0")
+        assert reduce.bytes == 64 * 128 * 4  # the float32 tensor it reduces
+        assert comm[0].extern_kernel.endswith("_c10d_functional.all_reduce_.default")
+        # the pointwise work on either side stays in fused kernels of its own
+        assert {n.category for n in graph.nodes} == {"pointwise", "collective", "reduction"}
+    assert ranks.agree(traces)
+
+
+def test_ranks_that_differ_are_listed(captured):
+    _folder, traces, _ = captured("dist_allreduce.py")
+    other = load_trace(rank_paths(captured("ddp_step.py")[0], 2)[1])
+    found = ranks.differences(traces[0], other)
+    assert found and found[0].startswith("graphs: 1 vs 2")
+    assert not ranks.agree([traces[0], other])
+    assert "Ranks disagree" in ranks.report_markdown("x.py", [traces[0], other])
+
+
+def test_summary_of_the_folder_says_whether_ranks_agree(captured, capsys):
+    folder, _, _ = captured("dist_allreduce.py")
+    assert main(["summary", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "# rank 0 (rank0.json.gz)" in out and "# rank 1 (rank1.json.gz)" in out
+    assert "Ranks agree" in out
+
+
+def test_a_crashing_rank_is_reported_and_no_rank_is_left(tmp_path, alive):
+    folder = tmp_path / "crash"
+    t0 = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "fusionviz", "capture", str(SCRIPTS / "rank_fails.py"),
+         "--nproc-per-node", "2", "-o", str(folder), "--device", "cpu", "--no-timing",
+         "--", "crash", str(tmp_path)], capture_output=True, text=True, timeout=240)
+    assert time.monotonic() - t0 < 100  # not rank 0's 120 s sleep
+    assert done.returncode == 1
+    rank0, rank1 = (load_trace(p) for p in rank_paths(folder, 2))
+    assert rank1.script.status == "error" and "rank 1 fails on purpose" in rank1.script.message
+    assert rank0.script.status not in ("ok", "running")  # stopped by the launcher
+    assert rank0.graphs and rank1.graphs  # what each rank captured is kept
+    pids = [int((tmp_path / f"pid{r}").read_text()) for r in (0, 1)]
+    assert not any(alive(p) for p in pids)
+
+
+def test_a_hanging_job_is_stopped_by_the_timeout_on_every_rank(tmp_path, alive):
+    folder = tmp_path / "hang"
+    trace = run_capture(str(SCRIPTS / "rank_fails.py"), str(folder), nproc=2, device="cpu",
+                        timing=False, timeout=45, script_args=("hang", str(tmp_path)))
+    assert trace.script.status == "timeout"
+    for path in rank_paths(folder, 2):
+        kept = load_trace(path)
+        assert kept.script.status == "timeout" and kept.graphs
+    pids = [int((tmp_path / f"pid{r}").read_text()) for r in (0, 1)]
+    assert not any(alive(p) for p in pids)
