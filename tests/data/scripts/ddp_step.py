@@ -6,7 +6,7 @@ import os
 
 import torch
 import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.nn.parallel import DistributedDataParallel
 
 
 class MLP(torch.nn.Module):
@@ -26,7 +26,7 @@ if __name__ == "__main__":
     rank = dist.get_rank()
     device = torch.device("cuda", rank) if cuda else torch.device("cpu")
     torch.manual_seed(0)
-    model = DDP(MLP().to(device), device_ids=[rank] if cuda else None)
+    model = DistributedDataParallel(MLP().to(device), device_ids=[rank] if cuda else None)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     step = torch.compile(model)
     for _ in range(2):

@@ -16,10 +16,13 @@ def step(x: torch.Tensor) -> torch.Tensor:
 
 
 if __name__ == "__main__":
-    cuda = torch.cuda.is_available() and torch.cuda.device_count() >= int(os.environ["WORLD_SIZE"])
-    dist.init_process_group("nccl" if cuda else "gloo")
+    # A GPU per rank: NCCL. Fewer GPUs than ranks: the ranks share GPU 0 over gloo
+    # (which reduces CUDA tensors too), so the kernels are still Triton's. No GPU: CPU.
+    world = int(os.environ["WORLD_SIZE"])
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    dist.init_process_group("nccl" if gpus >= world else "gloo")
     rank = dist.get_rank()
-    device = torch.device("cuda", rank) if cuda else torch.device("cpu")
+    device = torch.device("cuda", rank if gpus >= world else 0) if gpus else torch.device("cpu")
     torch.manual_seed(0)
     out = torch.compile(step)(torch.randn(64, 128, device=device))
     print(f"rank {rank}: {out.sum().item():.4f}")
