@@ -49,6 +49,8 @@ def main_ops(node: Node, limit: int = 2) -> tuple[str, ...]:
     """What the node computes, most telling first: its extern call, its reductions,
     then its other non-plumbing ops; plumbing only when it has nothing else. A
     template node: ``mm template`` and then its epilogue's ops."""
+    if node.collective is not None:
+        return (node.collective.kind,)
     if node.extern_kernel:
         return (extern_op(node.extern_kernel),)
     ops = [o for o in dict.fromkeys(map(readable_op, node.ops)) if o]

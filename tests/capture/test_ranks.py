@@ -114,3 +114,19 @@ def test_a_hanging_job_is_stopped_by_the_timeout_on_every_rank(tmp_path, alive):
         assert kept.script.status == "timeout" and kept.graphs
     pids = [int((tmp_path / f"pid{r}").read_text()) for r in (0, 1)]
     assert not any(alive(p) for p in pids)
+
+
+def test_two_ranks_recorded_on_a_gpu_with_triton_kernels_around_the_collective():
+    """Recorded on an H100 (torch 2.11): two ranks sharing the GPU over gloo."""
+    folder = Path(__file__).parents[1] / "data" / "ranks" / "gpu_ranks_allreduce"
+    experiment = read_experiment(folder)
+    assert experiment.kind == "ranks" and len(experiment.variants) == 2
+    traces = [v.trace for v in experiment.variants]
+    assert ranks.agree(traces)
+    for trace in traces:
+        assert trace.env["torch"].startswith("2.11")
+        (graph,) = trace.graphs
+        assert [n.collective.kind for n in graph.nodes if n.collective] == ["all_reduce",
+                                                                            "wait_tensor"]
+        backends = [k.backend for k in graph.kernels]
+        assert backends == ["triton", "extern", "extern", "triton"]

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fusionviz.model.experiment import compare
+from fusionviz.model.experiment import compare, ranks
 from fusionviz.model.experiment.runs import Experiment, Variant, pair_outcome, sweep_rows
 from fusionviz.model.trace import Trace
 from fusionviz.model.whatif import WhatIf
@@ -195,7 +195,15 @@ class CompareWindow(QMainWindow):
         self.tabs.setTabText(self.tabs.indexOf(self.verdict_table), f"Verdicts ({len(c.verdicts)})")
         self.tabs.setTabText(self.tabs.indexOf(self.kernel_table),
                              f"Kernels (+{len(c.added)} −{len(c.removed)})")
-        self.summary.setText(summary_html(c, rule_lines(vb.trace)))
+        text = summary_html(c, rule_lines(vb.trace))
+        if self.experiment.kind == ranks.KIND:  # the question a rank comparison answers
+            found = ranks.differences(va.trace, vb.trace)
+            verdict = ("<b>these ranks agree</b>: the same graphs, kernels and fusion "
+                       "decisions" if not found else
+                       f"<b>these ranks differ</b> ({len(found)}): {escape(found[0])}"
+                       + (" …" if len(found) > 1 else ""))
+            text = f"{verdict}<br>{text}"
+        self.summary.setText(text)
         if self.sweep_chart is not None:
             self.sweep_chart.mark(ib - 1 if ia == 0 and ib > 0 else None)
 
