@@ -308,3 +308,28 @@ def test_the_readme_names_every_key_of_the_schema():
     missing = sorted(k for k in keys if k not in section)
     assert not missing, missing
     assert "docs/query.schema.json" in section and "Exit codes" in section
+
+
+def test_query_on_a_ranks_folder_says_whether_ranks_agree(capsys, tmp_path):
+    folder = DATA / "ranks" / "gpu_ranks_allreduce"
+    code, out, _ = run(capsys, "query", str(folder), "--json")
+    doc = json.loads(out)
+    validate(doc)
+    assert code == 0 and doc["schema"] == "fusionviz.ranks/1" and doc["agree"] is True
+    assert [d["rank"] for d in doc["differences"]] == [1] and not doc["differences"][0]["decisions"]
+    assert [r["trace"]["path"] for r in doc["ranks"]] == [
+        str(folder / "rank0.json.gz"), str(folder / "rank1.json.gz")]
+    # two ranks that did not do the same: said, and what differs is listed
+    from fusionviz.model.experiment.ranks import finish_ranks
+
+    a, b = (load_trace(DATA / n) for n in ("cpu_mlp_block.json.gz", "cpu_hub_branches.json.gz"))
+    for name, src in (("rank0.json.gz", "cpu_mlp_block.json.gz"),
+                      ("rank1.json.gz", "cpu_hub_branches.json.gz")):
+        (tmp_path / name).write_bytes((DATA / src).read_bytes())
+    finish_ranks("x.py", tmp_path, [a, b])
+    code, out, _ = run(capsys, "query", str(tmp_path), "--json")
+    doc = json.loads(out)
+    validate(doc)
+    assert doc["agree"] is False and doc["differences"][0]["decisions"][0] == "graphs: 2 vs 1"
+    code, out, _ = run(capsys, "query", str(tmp_path))
+    assert code == 0 and "Ranks disagree" in out and "# rank 1" in out

@@ -13,8 +13,11 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from fusionviz.model.errors import TraceError
+from fusionviz.model.experiment import ranks
+from fusionviz.model.experiment.runs import read_experiment
 from fusionviz.model.names import Names
 from fusionviz.model.node_lookup import NodeLookupError, find_pair
 from fusionviz.model.queries import why_not_fused
@@ -55,6 +58,8 @@ def _sections(text: str) -> tuple[str, ...]:
 
 def query_command(opts: argparse.Namespace) -> int:
     sections = opts.what or (SECTIONS if opts.json else ("graphs", "kernels"))
+    if Path(opts.trace).is_dir():
+        return _query_ranks(opts, sections)
     try:
         trace = load_trace(opts.trace, lazy=True)
         if opts.graph is not None and all(g.index != opts.graph for g in trace.graphs):
@@ -64,6 +69,28 @@ def query_command(opts: argparse.Namespace) -> int:
     except (TraceError, OSError) as e:
         return _fail(str(e), 2)
     return _emit(_json(doc) if opts.json else query_text(doc))
+
+
+def _query_ranks(opts: argparse.Namespace, sections) -> int:
+    """The folder of a multi-rank capture: whether the ranks agree, then each rank."""
+    try:
+        experiment = read_experiment(opts.trace)
+    except ValueError as e:
+        return _fail(str(e), 2)
+    traces = [v.trace for v in experiment.variants]
+    docs = [query_document(v.trace, str(Path(opts.trace) / v.file), sections=sections,
+                           graph=opts.graph) for v in experiment.variants]
+    found = ranks.agreement(traces)
+    doc = {"schema": "fusionviz.ranks/1", "folder": str(opts.trace),
+           "script": experiment.script, "agree": not any(found.values()),
+           "differences": [{"rank": r, "decisions": found[r],
+                            "times": ranks.time_differences(traces[0], traces[r])}
+                           for r in found],
+           "ranks": docs}
+    if opts.json:
+        return _emit(_json(doc))
+    text = ranks.report_markdown(experiment.script, traces)
+    return _emit("\n".join([text, *(f"# rank {r}\n{query_text(d)}" for r, d in enumerate(docs))]))
 
 
 def why_command(opts: argparse.Namespace) -> int:
