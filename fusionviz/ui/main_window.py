@@ -14,6 +14,7 @@ from html import escape
 from PySide6.QtCore import QEvent, QSettings, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QComboBox,
     QDockWidget,
     QFileDialog,
     QInputDialog,
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from fusionviz.model import lazy
 from fusionviz.model.errors import TraceError
+from fusionviz.model.experiment.ranks import rank_siblings
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
@@ -54,7 +56,7 @@ from fusionviz.ui.kernel.table import KernelTable
 from fusionviz.ui.ledger.pane import LedgerPane
 from fusionviz.ui.ledger.why_not import WhyNotDialog
 from fusionviz.ui.menus import build_menus
-from fusionviz.ui.run.controller import CAPTURE, RunController, RunProgress
+from fusionviz.ui.run.controller import CAPTURE, RANKS, RunController, RunProgress
 from fusionviz.ui.run.experiments import ExperimentActions, WindowHooks
 from fusionviz.ui.theme import apply_theme, is_dark
 from fusionviz.ui.view_state import ViewState
@@ -189,11 +191,18 @@ class MainWindow(QMainWindow):
         self._full_trace = None  # the trace as loaded, while kernels only are shown
         self._checked: tuple = (None, [])  # (graph, its graph_problems)
         self.env_label = QLabel()
+        # One rank's trace of a multi-rank capture: switch the explorer to another rank.
+        self.rank_selector = QComboBox()
+        self.rank_selector.setToolTip("This trace is one rank of a multi-process capture: "
+                                      "pick another rank to explore")
+        self.rank_selector.hide()
+        self.rank_selector.currentIndexChanged.connect(self._on_rank_chosen)
         self.notice_label = QLabel()
         self.progress = RunProgress(self.runner)
         bar = self.statusBar()
         bar.addWidget(self.progress)
         bar.addPermanentWidget(self.notice_label)
+        bar.addPermanentWidget(self.rank_selector)
         bar.addPermanentWidget(self.env_label)
 
     def _build_actions(self) -> None:
@@ -380,7 +389,26 @@ class MainWindow(QMainWindow):
         if device:
             parts.append(str(device))
         self.env_label.setText(" · ".join(parts))
+        self._show_ranks()
         self._show_notices()
+
+    def _show_ranks(self) -> None:
+        siblings = rank_siblings(self.state.path) if self.state.path else []
+        here = [i for i, (_label, path) in enumerate(siblings)
+                if os.path.abspath(path) == os.path.abspath(self.state.path)]
+        self.rank_selector.blockSignals(True)
+        self.rank_selector.clear()
+        for label, path in siblings:
+            self.rank_selector.addItem(label, str(path))
+        if here:
+            self.rank_selector.setCurrentIndex(here[0])
+        self.rank_selector.blockSignals(False)
+        self.rank_selector.setVisible(bool(here))
+
+    def _on_rank_chosen(self, index: int) -> None:
+        path = self.rank_selector.itemData(index)
+        if path and os.path.abspath(path) != os.path.abspath(self.state.path or ""):
+            self.open_trace(path)
 
     def _on_graph_changed(self, _index: int) -> None:
         self._show_notices()
@@ -494,6 +522,23 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Open trace", "", TRACE_FILTER)
         if path:
             self.open_trace(path)
+
+    def capture_ranks_dialog(self) -> None:
+        """Capture a script that calls torch.distributed on N ranks (torchrun)."""
+        path, _ = QFileDialog.getOpenFileName(self, "Capture script on several ranks", "",
+                                              "Python (*.py)")
+        if not path:
+            return
+        n, ok = QInputDialog.getInt(self, "Ranks", "Processes (torchrun --nproc-per-node):",
+                                    2, 2, 64)
+        if ok:
+            self.capture_ranks(path, n)
+
+    def capture_ranks(self, script: str, nproc: int, **options) -> bool:
+        """Every rank captured into a folder of the data folder; its comparison opens
+        when the job ends."""
+        return self.start_run(script, f"capturing {nproc} ranks of", job=RANKS, nproc=nproc,
+                              **options)
 
     def save_trace_as_dialog(self) -> None:
         if not self.state.path:

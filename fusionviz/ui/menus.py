@@ -25,6 +25,8 @@ def menu_entries(window) -> tuple:
         ("&File", "open_trace", "Open &Trace…", "Ctrl+O", w.open_trace_dialog),
         ("&File", "open_script", "Open and Capture &Script…", "Ctrl+Shift+O",
          w.open_script_dialog),
+        ("&File", "capture_ranks", "Capture Script on Several Ranks (torchrun)…", "",
+         w.capture_ranks_dialog),
         ("&File", "open_experiment", "Open E&xperiment…", "Ctrl+Shift+X",
          x.open_experiment_dialog),
         ("&File", "save_as", "Save Trace &As…", "Ctrl+Shift+S", w.save_trace_as_dialog),

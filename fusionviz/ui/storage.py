@@ -49,9 +49,9 @@ def capture_path(script: str) -> str:
     return str(_fresh(captures_folder(), _stem(script), ".json.gz"))
 
 
-def experiment_folder(script: str) -> str:
-    """A new, created folder for an experiment on ``script``."""
-    path = _fresh(captures_folder(), f"{_stem(script)}-experiment", "")
+def experiment_folder(script: str, kind: str = "experiment") -> str:
+    """A new, created folder for an experiment (or the ranks of a capture) on ``script``."""
+    path = _fresh(captures_folder(), f"{_stem(script)}-{kind}", "")
     path.mkdir()
     return str(path)
 

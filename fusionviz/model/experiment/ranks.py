@@ -139,3 +139,17 @@ def finish_ranks(script: str, folder: str | Path, traces: list[Trace],
                          for v in variants]}
     (folder / "experiment.json").write_text(json.dumps(meta, indent=1))
     return Experiment(KIND, script, tuple(variants), report)
+
+
+def rank_siblings(path: str | Path) -> list[tuple[str, Path]]:
+    """(label, trace path) of every rank, when ``path`` is one rank's trace in the
+    folder of a multi-rank capture ([] otherwise): what the explorer's rank selector
+    lists. Reads only the folder's experiment.json."""
+    folder = Path(path).parent
+    try:
+        meta = json.loads((folder / "experiment.json").read_text())
+        if meta.get("kind") != KIND:
+            return []
+        return [(str(v["label"]), folder / str(v["trace"])) for v in meta["variants"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []

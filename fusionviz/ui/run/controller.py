@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from fusionviz.model.errors import TraceError
+from fusionviz.model.experiment import ranks
 from fusionviz.model.experiment import runs as experiments
 from fusionviz.model.run import runner
 from fusionviz.model.run.process_tree import in_own_session, kill_tree, new_run_id
@@ -33,6 +34,7 @@ from fusionviz.model.run.protocol import (
 )
 from fusionviz.model.run.settle import write_failure
 from fusionviz.model.run.streams import Lines, Tail
+from fusionviz.model.tracefile.io import load_trace
 from fusionviz.ui import storage
 from fusionviz.ui.run.channel import PipeReader
 
@@ -46,6 +48,7 @@ class Job:
     default_out: Callable[[str], str]  # script -> where output goes if none is given
     settle: Callable[..., str | None]  # (out, exit_code=, status=, stderr_tail=, script=,
     #                                      ended=) -> a write problem to report, or ""
+    channel: bool = True  # progress on a private pipe (torchrun closes it: ranks use stdout)
 
 
 def _settle_capture(out: str, **how) -> str:
@@ -67,7 +70,30 @@ def _settle_experiment(out: str, *, status: str | None, exit_code: int | None,
                   f"results\n\n{stderr_tail}".rstrip())
 
 
+def _settle_ranks(out: str, *, status: str | None, exit_code: int | None, stderr_tail: str,
+                  script: str, ended: dict | None = None) -> str:
+    """Settle every rank's trace in the folder ``out``, then compare the ranks."""
+    paths = sorted(Path(out).glob("rank*.json.gz"),
+                   key=lambda p: int(p.name[4:-8]) if p.name[4:-8].isdigit() else 0)
+    if not paths:
+        raise OSError(f"no rank of {os.path.basename(script)} wrote a trace "
+                      f"({status or f'exit status {exit_code}'})\n\n{stderr_tail}".rstrip())
+    problems = []
+    for path in paths:
+        settled = runner.finalize_trace(str(path), exit_code=exit_code, status=status,
+                                        stderr_tail=stderr_tail, script=script)
+        problems += [f"{path.name}: {write_failure(settled)}"] if write_failure(settled) else []
+    traces = [load_trace(p) for p in paths]
+    ranks.finish_ranks(script, out, traces, [p.name for p in paths])
+    return "; ".join(problems)
+
+
+def _ranks_folder(script: str) -> str:
+    return storage.experiment_folder(script, "ranks")
+
+
 CAPTURE = Job("capture", runner.capture_argv, storage.capture_path, _settle_capture)
+RANKS = Job("ranks", runner.capture_argv, _ranks_folder, _settle_ranks, channel=False)
 EXPERIMENT = Job("experiment", experiments.experiment_argv, storage.experiment_folder,
                  _settle_experiment)
 
@@ -127,7 +153,7 @@ class RunController(QObject):
         proc.finished.connect(self._on_finished)
         proc.errorOccurred.connect(self._on_error)
         self.process = proc
-        write_end = self._open_channel(env)
+        write_end = self._open_channel(env) if job.channel else None
         argv = in_own_session(argv)
         try:
             proc.start(argv[0], argv[1:])  # forks here: the child has its copy of the pipe

@@ -23,7 +23,7 @@ from fusionviz.model.trace import Trace
 from fusionviz.ui.compare.window import CompareWindow
 from fusionviz.ui.ledger.pane import row_pair
 from fusionviz.ui.run.ab_dialog import ABDialog
-from fusionviz.ui.run.controller import EXPERIMENT, RunController
+from fusionviz.ui.run.controller import EXPERIMENT, RANKS, RunController
 from fusionviz.ui.view_state import ViewState
 
 # action name (in ui/menus.py) → what it needs besides a runnable script
@@ -224,7 +224,7 @@ class ExperimentActions(QObject):
 
     # ---- results -----------------------------------------------------------------------------
     def _on_finished(self, path: str) -> None:
-        if self.runner.job is EXPERIMENT:
+        if self.runner.job in (EXPERIMENT, RANKS):  # a folder of captures to compare
             self.open_experiment(path, written=True)
 
     def open_experiment(self, folder: str, *, written: bool = False) -> CompareWindow | None:
