@@ -1,0 +1,43 @@
+"""What the DDP and FSDP2 scripts share: a small MLP, the process group on this
+machine's devices, and two compiled train steps."""
+
+import os
+
+import torch
+import torch.distributed as dist
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, width: int = 64) -> None:
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(width)
+        self.up = torch.nn.Linear(width, 4 * width)
+        self.down = torch.nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+
+
+def start() -> tuple[int, torch.device, bool]:
+    """(rank, device, cuda): NCCL with a GPU per rank, else gloo on the CPU."""
+    cuda = torch.cuda.is_available() and torch.cuda.device_count() >= int(os.environ["WORLD_SIZE"])
+    dist.init_process_group("nccl" if cuda else "gloo")
+    rank = dist.get_rank()
+    device = torch.device("cuda", rank) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    torch.manual_seed(0)
+    return rank, device, cuda
+
+
+def train(model: torch.nn.Module, device: torch.device, rank: int) -> None:
+    """Two compiled train steps, then the process group is torn down."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    step = torch.compile(model)
+    for _ in range(2):
+        loss = step(torch.randn(32, 64, device=device)).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    print(f"rank {rank}: loss {loss.item():.5f}")
+    dist.destroy_process_group()
