@@ -333,3 +333,8 @@ def test_query_on_a_ranks_folder_says_whether_ranks_agree(capsys, tmp_path):
     assert doc["agree"] is False and doc["differences"][0]["decisions"][0] == "graphs: 2 vs 1"
     code, out, _ = run(capsys, "query", str(tmp_path))
     assert code == 0 and "Ranks disagree" in out and "# rank 1" in out
+
+
+def test_query_on_an_experiment_folder_that_is_not_ranks_is_refused(capsys):
+    code, _, err = run(capsys, "query", str(DATA / "experiments" / "cpu_forbid_whatif_ops"))
+    assert code == 2 and "is a ab experiment, not the ranks of a capture" in err

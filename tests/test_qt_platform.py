@@ -78,3 +78,11 @@ def test_the_app_says_what_to_install_instead_of_aborting(tmp_path):
     assert result.returncode == 2, result.stderr
     assert "libxcb-cursor.so.0" in result.stderr and "libxcb-cursor0" in result.stderr
     assert "QT_QPA_PLATFORM=offscreen" in result.stderr
+
+
+def test_an_editor_command_fills_file_and_line_once():
+    from fusionviz.ui.editor import editor_argv
+
+    assert editor_argv("code -g {file}:{line}", "/w/{line}.py", 7) == ["code", "-g",
+                                                                       "/w/{line}.py:7"]
+    assert editor_argv("vim", "/w/a.py", 3) == ["vim", "/w/a.py"]

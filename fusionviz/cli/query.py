@@ -77,7 +77,13 @@ def _query_ranks(opts: argparse.Namespace, sections) -> int:
         experiment = read_experiment(opts.trace)
     except ValueError as e:
         return _fail(str(e), 2)
+    if experiment.kind != ranks.KIND:
+        return _fail(f"{opts.trace} is a {experiment.kind} experiment, not the ranks of a "
+                     "capture: query one of its traces", 2)
     traces = [v.trace for v in experiment.variants]
+    if opts.graph is not None and any(all(g.index != opts.graph for g in t.graphs)
+                                      for t in traces):
+        return _fail(f"no graph {opts.graph} on every rank in {opts.trace}", NOT_FOUND)
     docs = [query_document(v.trace, str(Path(opts.trace) / v.file), sections=sections,
                            graph=opts.graph) for v in experiment.variants]
     found = ranks.agreement(traces)

@@ -43,7 +43,8 @@ def _esc(text: object) -> str:
 
 
 def _link(kind: str, name: str, text: str | None = None) -> str:
-    target = name if len(name) <= MAX_TEXT else f"{_LONG}{len(name)}:{name[:64]}"
+    long = len(name) > MAX_TEXT and kind in ("node", "kernel")  # a source path stays whole
+    target = f"{_LONG}{len(name)}:{name[:64]}" if long else name
     return f"<a href='{kind}:{quote(target, safe='')}'>{_esc(text or name)}</a>"
 
 
@@ -221,11 +222,13 @@ class DetailsPane(QWidget):
     def _on_anchor_clicked(self, url: QUrl) -> None:
         kind, _, name = url.toString().partition(":")
         kernels = (k.name for k in self._state.graph.kernels) if self._state.graph else ()
-        name = _resolve(unquote(name), self._nodes if kind == "node" else kernels)
+        name = unquote(name)
+        if kind in ("node", "kernel"):
+            name = _resolve(name, self._nodes if kind == "node" else kernels)
         if kind == "kernel":
             self._state.select_kernel(name)
         elif kind == "node":
             self._state.select_nodes((name,))
         elif kind == "source":
             line, _, file = name.partition(":")
-            self.sig_open_source.emit(file, int(line or 0))
+            self.sig_open_source.emit(file, int(line) if line.isdecimal() else 0)

@@ -9,7 +9,9 @@ as its last argument. With no command, the desktop's handler for the file opens 
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import QProcess, QSettings, QUrl
@@ -39,9 +41,13 @@ def resolve(file: str, script: str = "") -> Path | None:
 
 
 def editor_argv(command: str, file: str, line: int) -> list[str]:
-    words = shlex.split(command)
-    argv = [w.replace("{file}", file).replace("{line}", str(line)) for w in words]
+    values = {"{file}": file, "{line}": str(line)}
+    # one pass: a file name holding "{line}" stays as it is
+    argv = [_PLACEHOLDER.sub(lambda m: values[m.group(0)], w) for w in shlex.split(command)]
     return argv if "{file}" in command else [*argv, file]
+
+
+_PLACEHOLDER = re.compile(r"\{file\}|\{line\}")
 
 
 def open_source(file: str, line: int, script: str = "",
@@ -53,6 +59,9 @@ def open_source(file: str, line: int, script: str = "",
                 "the file moved).")
     command = editor_command(settings)
     if not command:
+        if sys.platform == "win32":  # the default "open" of a .py there runs it
+            return (f"Set an editor under File ▸ Editor Command… to open {path.name}:{line} "
+                    f"({EXAMPLES}).")
         if QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
             return ""
         return (f"No application opens {path.name}; set one under File ▸ Editor "

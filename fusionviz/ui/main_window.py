@@ -327,7 +327,13 @@ class MainWindow(QMainWindow):
             return False
         self.output.clear()
         self.progress.started(script, doing)
-        self.runner.start(script, **options)
+        try:
+            self.runner.start(script, **options)
+        except OSError as e:  # the data folder cannot be written, …
+            self.progress.stop()
+            self.show_error(f"Cannot start the run: {e.strerror or e}.\n\n"
+                            "Check that the data folder (FUSIONVIZ_DATA_DIR) is writable.")
+            return False
         return True
 
     def capture_options_of(self, script: str) -> dict:

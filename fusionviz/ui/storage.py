@@ -50,10 +50,15 @@ def capture_path(script: str) -> str:
 
 
 def experiment_folder(script: str, kind: str = "experiment") -> str:
-    """A new, created folder for an experiment (or the ranks of a capture) on ``script``."""
-    path = _fresh(captures_folder(), f"{_stem(script)}-{kind}", "")
-    path.mkdir()
-    return str(path)
+    """A new, created folder for an experiment (or the ranks of a capture) on ``script``
+    (another window taking the same name in the same second gets the next one)."""
+    while True:
+        path = _fresh(captures_folder(), f"{_stem(script)}-{kind}", "")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return str(path)
 
 
 def recent_captures(limit: int = RECENT_CAPTURES) -> list[Path]:

@@ -154,7 +154,10 @@ def run_capture(
         try:
             proc = subprocess.Popen(
                 capture_argv(script, out, **options), env=env, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, pass_fds=channel or (),
+                stderr=subprocess.PIPE, start_new_session=True,
+                pass_fds=channel[1:] if channel else (),  # the write end only: a child
+                # holding the read end too would block for ever on a full pipe once
+                # this parent is gone, instead of seeing EPIPE
             )
         except BaseException:
             for fd in channel or ():

@@ -5,6 +5,7 @@ and the GUI's run controller call ``finalize_trace`` once the child is gone."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
 
 from fusionviz.model.errors import TraceError
@@ -55,7 +56,7 @@ def finalize_trace(
     try:
         if recorded is not None:
             tracefile.replace_script(out, settled)
-        else:  # nothing readable was written
+        elif not _holds_something(out):  # nothing was written: a trace of the ending
             tracefile.save_trace(Trace(script=settled), out)
     except (TraceError, OSError) as e:  # the last good file stays as it was
         if not child_failed:
@@ -64,6 +65,15 @@ def finalize_trace(
 
 
 STATUSES = ("ok", "error", "crashed", "timeout", "cancelled", "no_graphs")
+
+
+def _holds_something(out: str) -> bool:
+    """A file is there with bytes in it: never replaced by an empty trace (what it
+    holds may still open, lazily, even where its core line could not be read here)."""
+    try:
+        return os.path.getsize(out) > 0
+    except OSError:
+        return False
 WRITE_FAILED = "could not write the trace: "
 
 

@@ -29,6 +29,8 @@ class Lines:
         for raw in done:
             if self._cutting:
                 self._cutting = False
+            elif len(raw) > self.max_line:  # a whole long line in one chunk: cut it too
+                lines.append(_text(raw[: self.max_line]) + CUT)
             else:
                 lines.append(_text(raw))
         if len(self._buf) > self.max_line:

@@ -70,7 +70,7 @@ def read_bytes(path: Path, max_bytes: int = MAX_BYTES, cut: list[str] | None = N
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block or never end
         raise TraceError(f"{path}: not a regular file")
-    if info.st_size > max_bytes:
+    if info.st_size > max_bytes and not first_line:
         raise TraceError(f"{path}: file larger than {max_bytes} bytes")
     if info.st_size == 0:
         raise TraceError(f"{path}: the file is empty (0 bytes), not a trace: was the "
@@ -80,7 +80,7 @@ def read_bytes(path: Path, max_bytes: int = MAX_BYTES, cut: list[str] | None = N
         gzipped = f.read(2) == _GZIP_MAGIC
         f.seek(0)
         if not gzipped:  # no bigger than the file: one read, then one look
-            raw = f.read(max_bytes + 1)
+            raw = f.readline(max_bytes + 1) if first_line else f.read(max_bytes + 1)
             budget.check([raw], len(raw))
             return raw
         chunks: list[bytes] = []

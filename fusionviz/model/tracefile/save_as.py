@@ -6,7 +6,10 @@ import gzip
 import os
 import shutil
 import tempfile
+import zlib
 from pathlib import Path
+
+from fusionviz.model.tracefile.io import _umask
 
 
 def _gz(path: Path) -> bool:
@@ -33,8 +36,12 @@ def save_trace_as(source: str | os.PathLike, target: str | os.PathLike) -> Path:
             else:
                 with gzip.open(src, "rb") as f:
                     shutil.copyfileobj(f, out)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o666 & ~_umask())  # an ordinary file, as the user's umask says
         os.replace(tmp, dst)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:  # a cut or corrupt gzip source
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(f"{src} cannot be read to the end ({e}); save it as .json.gz to "
+                      "keep its bytes as they are") from e
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -70,16 +70,29 @@ def _settle_experiment(out: str, *, status: str | None, exit_code: int | None,
                   f"results\n\n{stderr_tail}".rstrip())
 
 
+def _ranks_argv(script: str, out: str, *, nproc: int = 2, **options) -> list[str]:
+    """The launcher's command line; the folder keeps ``nproc`` for settling, so a rank
+    that wrote nothing still gets a trace saying how the job ended."""
+    (Path(out) / NPROC_FILE).write_text(str(nproc))
+    return runner.capture_argv(script, out, nproc=nproc, **options)
+
+
+NPROC_FILE = ".nproc"
+
+
 def _settle_ranks(out: str, *, status: str | None, exit_code: int | None, stderr_tail: str,
                   script: str, ended: dict | None = None) -> str:
     """Settle every rank's trace in the folder ``out``, then compare the ranks."""
-    paths = sorted(Path(out).glob("rank*.json.gz"),
-                   key=lambda p: int(p.name[4:-8]) if p.name[4:-8].isdigit() else 0)
+    try:
+        nproc = int((Path(out) / NPROC_FILE).read_text())
+    except (OSError, ValueError):
+        nproc = len(list(Path(out).glob("rank*.json.gz")))
+    paths = runner.rank_paths(out, nproc)
     if not paths:
         raise OSError(f"no rank of {os.path.basename(script)} wrote a trace "
                       f"({status or f'exit status {exit_code}'})\n\n{stderr_tail}".rstrip())
     problems = []
-    for path in paths:
+    for path in paths:  # a rank that wrote nothing gets a trace of how the job ended
         settled = runner.finalize_trace(str(path), exit_code=exit_code, status=status,
                                         stderr_tail=stderr_tail, script=script)
         problems += [f"{path.name}: {write_failure(settled)}"] if write_failure(settled) else []
@@ -93,7 +106,7 @@ def _ranks_folder(script: str) -> str:
 
 
 CAPTURE = Job("capture", runner.capture_argv, storage.capture_path, _settle_capture)
-RANKS = Job("ranks", runner.capture_argv, _ranks_folder, _settle_ranks, channel=False)
+RANKS = Job("ranks", _ranks_argv, _ranks_folder, _settle_ranks, channel=False)
 EXPERIMENT = Job("experiment", experiments.experiment_argv, storage.experiment_folder,
                  _settle_experiment)
 
@@ -287,8 +300,8 @@ class RunProgress(QWidget):
         for w in (self.label, self.bar, self.cancel):
             row.addWidget(w)
         controller.sig_progress.connect(self._on_progress)
-        controller.sig_finished.connect(self._stop)
-        controller.sig_failed.connect(self._stop)
+        controller.sig_finished.connect(self.stop)
+        controller.sig_failed.connect(self.stop)
         # A script that goes quiet (it hangs, or just runs on after its last compile)
         # is said to be running, with how long since its last news, not left on a stale
         # "graph 0: timed" for minutes.
@@ -297,7 +310,7 @@ class RunProgress(QWidget):
         self._clock.timeout.connect(self._tick)
         self.hide()
 
-    def _stop(self, *_args) -> None:
+    def stop(self, *_args) -> None:
         self._clock.stop()
         self.hide()
 

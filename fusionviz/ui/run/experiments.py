@@ -226,6 +226,9 @@ class ExperimentActions(QObject):
     def _on_finished(self, path: str) -> None:
         if self.runner.job in (EXPERIMENT, RANKS):  # a folder of captures to compare
             self.open_experiment(path, written=True)
+            if self.runner.write_problem:
+                self.hooks.show_error("Some rank's trace could not be written to the end: "
+                                      f"{self.runner.write_problem}")
 
     def open_experiment(self, folder: str, *, written: bool = False) -> CompareWindow | None:
         """Open the comparison of an experiment folder in a tab of the window; an
