@@ -63,10 +63,11 @@ def _why_parser() -> argparse.ArgumentParser:
 
 USAGE = """usage: fusionviz [TRACE | SCRIPT | EXPERIMENT_DIR] [--device D] [--mode M] [--benchmark-fusion]
        fusionviz capture SCRIPT [SCRIPT_ARGS...] -o TRACE [options] [-- ARGS...]
+       fusionviz capture SCRIPT --nproc-per-node N -o DIR [options] [-- ARGS...]
        fusionviz experiment SCRIPT (--sweep-rounds | --ab K=V | --forbid A,B | --force A,B
                             | --keep-spills) -o DIR [options]
-       fusionviz summary TRACE [--rounds]
-       fusionviz query TRACE [--json] [--graph N] [--what graphs,kernels,rounds,ledger|all]
+       fusionviz summary TRACE|DIR [--rounds]
+       fusionviz query TRACE|DIR [--json] [--graph N] [--what graphs,kernels,rounds,ledger|all]
        fusionviz why TRACE A B [--graph N] [--json]
 
 With no command, open the explorer window on TRACE, SCRIPT or an experiment folder
@@ -76,7 +77,10 @@ With no command, open the explorer window on TRACE, SCRIPT or an experiment fold
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] in (["-h"], ["--help"]):
-        print(USAGE)
+        try:
+            print(USAGE, flush=True)
+        except BrokenPipeError:  # `fusionviz -h | head`
+            sys.stdout = None
         return 0
     if argv[:1] == ["capture"]:
         return capture_command(_with_script_args(_capture_parser(), argv[1:]))
