@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fusionviz.cli.main import _capture_parser, _split_dashes, main
+from fusionviz.cli.main import _split_dashes, main, parser
 
 ROOT = Path(__file__).parents[1]
 DATA = ROOT / "tests" / "data"
@@ -27,7 +27,7 @@ def test_summary_of_a_broken_file_is_an_error(tmp_path, capsys):
 
 def test_capture_options_may_follow_the_script_arguments():
     argv, extra = _split_dashes(["s.py", "a1", "-o", "t.gz", "--benchmark-fusion", "--", "--x"])
-    opts = _capture_parser().parse_intermixed_args(argv)
+    opts = parser("capture").parse_intermixed_args(argv)
     assert (opts.script, opts.script_args, opts.out) == ("s.py", ["a1"], "t.gz")
     assert opts.benchmark_fusion and extra == ["--x"]
 

@@ -15,49 +15,34 @@ from fusionviz.cli.qt_platform import platform_problem
 from fusionviz.cli.query import add_query_args, add_why_args, query_command, why_command
 from fusionviz.cli.summary import add_summary_args, summary_command
 
-
-def _capture_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="fusionviz capture", description="Run SCRIPT under capture and write a trace."
-    )
-    add_capture_args(ap)
-    return ap
-
-
-def _experiment_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="fusionviz experiment",
-        description="Measure what fusion decisions are worth: capture SCRIPT as a baseline "
-        "and as variants, then compare them (traces + report.md in the output folder).",
-    )
-    add_experiment_args(ap)
-    return ap
-
-
-def _summary_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="fusionviz summary", description="Print what a trace recorded.")
-    add_summary_args(ap)
-    return ap
-
-
-def _query_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="fusionviz query",
-        description="Print a trace's graphs, kernels, rounds and ledger as tables, or with "
-        "--json as the fusionviz.query/1 document. Exit codes: 0 done, 2 unreadable "
-        "trace or bad options, 3 no such graph.")
-    add_query_args(ap)
-    return ap
-
-
-def _why_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="fusionviz why",
-        description="Say whether nodes A and B fused, in which round, and if not why (every "
-        "recorded decision), as the window's 'Why Not Fused?' does; --json prints the "
+# command → (its description, what adds its arguments, what runs it, whether the user's
+# script takes arguments of its own after ``--``)
+COMMANDS = {
+    "capture": ("Run SCRIPT under capture and write a trace.", add_capture_args,
+                capture_command, True),
+    "experiment": (
+        "Measure what fusion decisions are worth: capture SCRIPT as a baseline and as "
+        "variants, then compare them (traces + report.md in the output folder).",
+        add_experiment_args, experiment_command, True),
+    "summary": ("Print what a trace recorded.", add_summary_args, summary_command, False),
+    "query": (
+        "Print a trace's graphs, kernels, rounds and ledger as tables, or with --json as "
+        "the fusionviz.query/1 document. Exit codes: 0 done, 2 unreadable trace or bad "
+        "options, 3 no such graph.", add_query_args, query_command, False),
+    "why": (
+        "Say whether nodes A and B fused, in which round, and if not why (every recorded "
+        "decision), as the window's 'Why Not Fused?' does; --json prints the "
         "fusionviz.why/1 document. Exit codes: 0 answered, 2 unreadable trace or bad "
-        "options, 3 unknown node or graph, or names in several graphs (use --graph).")
-    add_why_args(ap)
+        "options, 3 unknown node or graph, or names in several graphs (use --graph).",
+        add_why_args, why_command, False),
+}
+
+
+def parser(command: str) -> argparse.ArgumentParser:
+    """The argument parser of ``fusionviz COMMAND``."""
+    description, add_args, _run, _script_args = COMMANDS[command]
+    ap = argparse.ArgumentParser(prog=f"fusionviz {command}", description=description)
+    add_args(ap)
     return ap
 
 
@@ -82,16 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # `fusionviz -h | head`
             sys.stdout = None
         return 0
-    if argv[:1] == ["capture"]:
-        return capture_command(_with_script_args(_capture_parser(), argv[1:]))
-    if argv[:1] == ["experiment"]:
-        return experiment_command(_with_script_args(_experiment_parser(), argv[1:]))
-    if argv[:1] == ["summary"]:
-        return summary_command(_summary_parser().parse_args(argv[1:]))
-    if argv[:1] == ["query"]:
-        return query_command(_query_parser().parse_args(argv[1:]))
-    if argv[:1] == ["why"]:
-        return why_command(_why_parser().parse_args(argv[1:]))
+    if argv and argv[0] in COMMANDS:
+        _description, _add_args, run, script_args = COMMANDS[argv[0]]
+        ap = parser(argv[0])
+        return run(_with_script_args(ap, argv[1:]) if script_args else ap.parse_args(argv[1:]))
     return _open_gui(argv)
 
 
@@ -101,8 +80,7 @@ def _with_script_args(parser: argparse.ArgumentParser, argv: list[str]) -> argpa
     ours, extra = _split_dashes(argv)
     opts, unknown = parser.parse_known_intermixed_args(ours)
     if unknown:
-        stray = next(u for u in unknown if u.startswith("-")) if any(
-            u.startswith("-") for u in unknown) else unknown[0]
+        stray = next((u for u in unknown if u.startswith("-")), unknown[0])
         kept = [a for a in ours if a not in unknown]
         fixed = " ".join(["fusionviz", parser.prog.split()[-1], *kept, "--", *unknown, *extra])
         parser.error(f"{stray} is not an option of {parser.prog}. If it is your script's, "

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from fusionviz.cli.main import _experiment_parser, _split_dashes
+from fusionviz.cli.main import _split_dashes, parser
 from fusionviz.model.experiment.runs import experiment_argv
 from fusionviz.model.run.settings import parse_config
 
@@ -15,7 +15,7 @@ from fusionviz.model.run.settings import parse_config
 def parsed(argv: list[str]):
     assert argv[:5] == [sys.executable, "-u", "-m", "fusionviz", "experiment"]
     args, extra = _split_dashes(argv[5:])
-    opts = _experiment_parser().parse_intermixed_args(args)
+    opts = parser("experiment").parse_intermixed_args(args)
     opts.script_args = [*opts.script_args, *extra]
     return opts
 
