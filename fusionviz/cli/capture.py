@@ -14,11 +14,10 @@ from fusionviz.model.run.runner import (
     output_problem,
     rank_paths,
     run_capture,
+    run_ranks,
     write_failure,
 )
 from fusionviz.model.run.settings import parse_config
-from fusionviz.model.trace import Trace
-from fusionviz.model.tracefile.io import load_trace
 
 
 def add_capture_args(ap: argparse.ArgumentParser) -> None:
@@ -93,15 +92,14 @@ def _ranks_command(opts: argparse.Namespace) -> int:
         print(f"fusionviz capture: cannot write the traces: {problem} (-o/--out)",
               file=sys.stderr)
         return 2
-    run_capture(
+    traces = run_ranks(
         opts.script, str(folder), timeout=opts.timeout, on_progress=Progress(),
         on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,
         config=parse_config(opts.config), device=opts.device, script_args=list(opts.script_args),
         timing=not opts.no_timing, nproc=opts.nproc_per_node,
     )
-    paths = rank_paths(folder, opts.nproc_per_node)
-    traces = [load_trace(p) if p.is_file() else Trace() for p in paths]
-    experiment = finish_ranks(opts.script, folder, traces, [p.name for p in paths])
+    experiment = finish_ranks(opts.script, folder, traces,
+                              [p.name for p in rank_paths(folder, opts.nproc_per_node)])
     for rank, trace in enumerate(traces):
         print(f"rank {rank}: " + summary_text(trace).splitlines()[1])  # its status line
     print(experiment.report)

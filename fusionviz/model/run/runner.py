@@ -29,7 +29,8 @@ from fusionviz.model.whatif import WhatIf
 
 __all__ = [
     "capture_argv", "capture_env", "default_example", "examples", "finalize_trace",
-    "output_problem", "run_capture", "write_failure",
+    "output_problem", "rank_paths", "run_capture", "run_ranks", "settle_traces",
+    "write_failure",
 ]
 
 
@@ -125,7 +126,14 @@ def output_problem(out: str) -> str:
     return ""
 
 
-def run_capture(
+def run_capture(script: str, out: str, **options) -> Trace:
+    """Run the capture child to the end (or ``timeout`` seconds) and return the trace
+    (its script as settled: ``write_failure`` tells when the file could not hold it).
+    With ``nproc`` > 1: rank 0's (``run_ranks`` gives them all)."""
+    return run_ranks(script, out, **options)[0]
+
+
+def run_ranks(
     script: str,
     out: str,
     *,
@@ -133,13 +141,10 @@ def run_capture(
     on_progress: Callable[[dict], None] | None = None,
     on_output: Callable[[str], None] | None = None,
     **options,
-) -> Trace:
-    """Run the capture child to the end (or ``timeout`` seconds) and return the trace
-    (its script as settled: ``write_failure`` tells when the file could not hold it).
-
-    ``nproc`` > 1 (an option): ``out`` is a folder, every rank writes its own trace
-    there (``rank_paths``), each is settled, and rank 0's is returned; the caller
-    compares them (``experiment.ranks.finish_ranks``)."""
+) -> list[Trace]:
+    """``run_capture``, returning every rank's trace: with ``nproc`` > 1 (an option),
+    ``out`` is a folder where every rank writes its own trace (``rank_paths``), each
+    settled; the caller compares them (``experiment.ranks.finish_ranks``)."""
     nproc = int(options.get("nproc", 1) or 1)
     outs = rank_paths(out, nproc) if nproc > 1 else [Path(out)]
     if nproc > 1:
@@ -214,19 +219,9 @@ def run_capture(
                 _settle_stopped(str(path), script, tail)
             raise failed[0]
         timed_out = deadline is not None and time.monotonic() >= deadline and code != 0
-        traces = []
-        for path in outs:
-            settled = finalize_trace(
-                str(path), exit_code=code, status="timeout" if timed_out else None,
-                stderr_tail=tail.text(), script=str(script),
-                ended=ended if nproc == 1 else {},
-            )
-            try:
-                trace = tracefile.load_trace(path)
-            except (TraceError, OSError):  # nothing could be written (write_failure: why)
-                trace = Trace()
-            traces.append(dataclasses.replace(trace, script=settled))  # as settled
-        return traces[0]
+        return settle_traces(outs, exit_code=code, status="timeout" if timed_out else None,
+                             stderr_tail=tail.text(), script=str(script),
+                             ended=ended if nproc == 1 else {})
 
 
 EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines
@@ -236,6 +231,20 @@ RANK_FILE = "rank{rank}.json.gz"  # each rank's trace in the folder of a multi-r
 def rank_paths(folder: str | os.PathLike, nproc: int) -> list[Path]:
     """The trace of every rank of a capture with ``nproc`` ranks, rank 0 first."""
     return [Path(folder) / RANK_FILE.format(rank=r) for r in range(nproc)]
+
+
+def settle_traces(paths: list[Path], **how) -> list[Trace]:
+    """Settle each trace file (``finalize_trace(path, **how)``: a missing one gets a
+    trace of how the run ended) and read it, its script as settled, written or not."""
+    traces = []
+    for path in paths:
+        settled = finalize_trace(str(path), **how)
+        try:
+            trace = tracefile.load_trace(path)
+        except (TraceError, OSError):  # nothing could be written (write_failure: why)
+            trace = Trace()
+        traces.append(dataclasses.replace(trace, script=settled))
+    return traces
 
 
 def _ignore(_line: str) -> None:

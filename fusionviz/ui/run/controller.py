@@ -34,7 +34,6 @@ from fusionviz.model.run.protocol import (
 )
 from fusionviz.model.run.settle import write_failure
 from fusionviz.model.run.streams import Lines, Tail
-from fusionviz.model.tracefile.io import load_trace
 from fusionviz.ui import storage
 from fusionviz.ui.run.channel import PipeReader
 
@@ -91,14 +90,13 @@ def _settle_ranks(out: str, *, status: str | None, exit_code: int | None, stderr
     if not paths:
         raise OSError(f"no rank of {os.path.basename(script)} wrote a trace "
                       f"({status or f'exit status {exit_code}'})\n\n{stderr_tail}".rstrip())
-    problems = []
-    for path in paths:  # a rank that wrote nothing gets a trace of how the job ended
-        settled = runner.finalize_trace(str(path), exit_code=exit_code, status=status,
-                                        stderr_tail=stderr_tail, script=script)
-        problems += [f"{path.name}: {write_failure(settled)}"] if write_failure(settled) else []
-    traces = [load_trace(p) for p in paths]
+    # as the command line does (runner.run_ranks): a rank that wrote nothing gets a
+    # trace of how the job ended
+    traces = runner.settle_traces(paths, exit_code=exit_code, status=status,
+                                  stderr_tail=stderr_tail, script=script)
     ranks.finish_ranks(script, out, traces, [p.name for p in paths])
-    return "; ".join(problems)
+    return "; ".join(f"{p.name}: {write_failure(t.script)}"
+                     for p, t in zip(paths, traces, strict=True) if write_failure(t.script))
 
 
 def _ranks_folder(script: str) -> str:
@@ -131,7 +129,7 @@ class RunController(QObject):
         self.process: QProcess | None = None
         self.job: Job = CAPTURE
         self.script = self.out_path = ""
-        self.cancelled, self._ended = False, {}
+        self.cancelled = False
         self.write_problem = ""  # what the last capture could not write ("" if all)
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail = Tail()  # for the error message / traceback pane
