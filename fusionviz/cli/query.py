@@ -86,16 +86,15 @@ def _query_ranks(opts: argparse.Namespace, sections) -> int:
         return _fail(f"no graph {opts.graph} on every rank in {opts.trace}", NOT_FOUND)
     docs = [query_document(v.trace, str(Path(opts.trace) / v.file), sections=sections,
                            graph=opts.graph) for v in experiment.variants]
-    found = ranks.agreement(traces)
+    diffs = ranks.compare_ranks(traces)
     doc = {"schema": "fusionviz.ranks/1", "folder": str(opts.trace),
-           "script": experiment.script, "agree": not any(found.values()),
-           "differences": [{"rank": r, "decisions": found[r],
-                            "times": ranks.time_differences(traces[0], traces[r])}
-                           for r in found],
+           "script": experiment.script, "agree": not any(d.decisions for d in diffs),
+           "differences": [{"rank": d.rank, "decisions": d.decisions, "times": d.times}
+                           for d in diffs],
            "ranks": docs}
     if opts.json:
         return _emit(_json(doc))
-    text = ranks.report_markdown(experiment.script, traces)
+    text = ranks.report_markdown(experiment.script, traces, diffs)
     return _emit("\n".join([text, *(f"# rank {r}\n{query_text(d)}" for r, d in enumerate(docs))]))
 
 

@@ -10,6 +10,7 @@ variant per rank), so the comparison view opens any two ranks side by side.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from fusionviz.model.experiment import compare as cmp
@@ -23,15 +24,35 @@ SLOWER = 0.25  # a kernel time differing by more than this share (beyond noise) 
 MIN_MS = 0.001  # … and by more than this (a microsecond): shorter gaps are timer noise
 
 
-def differences(a: Trace, b: Trace) -> list[str]:
+@dataclass(frozen=True)
+class RankDiff:
+    """How one rank differs from rank 0: its decisions, and its times beyond noise."""
+
+    rank: int
+    decisions: list[str]
+    times: list[str]
+
+
+def compare_ranks(traces: list[Trace]) -> list[RankDiff]:
+    """Every rank after the first against rank 0 (each pair compared once)."""
+    out = []
+    for rank, t in enumerate(traces[1:], start=1):
+        c = cmp.compare(traces[0], t)
+        out.append(RankDiff(rank, differences(traces[0], t, c),
+                            time_differences(traces[0], t, c)))
+    return out
+
+
+def differences(a: Trace, b: Trace, c: cmp.Comparison | None = None) -> list[str]:
     """What rank ``b`` decided otherwise than rank ``a``: graphs, nodes, kernels and
-    fusion verdicts (benchmark outcomes included); [] when they agree."""
+    fusion verdicts (benchmark outcomes included); [] when they agree. ``c``: their
+    ``compare.compare``, when the caller has it."""
     out = []
     if len(a.graphs) != len(b.graphs):
         out.append(f"graphs: {len(a.graphs)} vs {len(b.graphs)}")
     for ga, gb in zip(a.graphs, b.graphs, strict=False):
         out += _graph_differences(ga, gb)
-    c = cmp.compare(a, b)
+    c = c or cmp.compare(a, b)
     out += [f"graph {v.graph}: {v.pair}: {v.outcome_a} vs {v.outcome_b}" for v in c.verdicts]
     for k in c.kernels:
         if not (k.name_a and k.name_b):
@@ -43,11 +64,11 @@ def differences(a: Trace, b: Trace) -> list[str]:
     return out
 
 
-def time_differences(a: Trace, b: Trace) -> list[str]:
+def time_differences(a: Trace, b: Trace, c: cmp.Comparison | None = None) -> list[str]:
     """Compiled runtimes and kernel times of ``b`` more than SLOWER apart from ``a``'s
     (beyond their spreads, for whole graphs). Collectives and their waits are left out:
     their time is mostly waiting for the slowest rank, so it moves between them."""
-    c = cmp.compare(a, b)
+    c = c or cmp.compare(a, b)
     out = [f"graph {k.graph}: {k.name_a} took {number(k.ms_a)} vs {number(k.ms_b)} ms"
            for k in c.kernels
            if k.name_a == k.name_b and not _collective(k.name_a) and _apart(k.ms_a, k.ms_b)]
@@ -80,33 +101,33 @@ def _apart(x: float | None, y: float | None) -> bool:
 
 def agreement(traces: list[Trace]) -> dict[int, list[str]]:
     """rank → how its decisions differ from rank 0's, for every rank after the first."""
-    return {r: differences(traces[0], t) for r, t in enumerate(traces[1:], start=1)}
+    return {d.rank: d.decisions for d in compare_ranks(traces)}
 
 
 def agree(traces: list[Trace]) -> bool:
     """Whether every rank made rank 0's graphs, kernels and fusion decisions."""
-    return not any(agreement(traces).values())
+    return not any(d.decisions for d in compare_ranks(traces))
 
 
-def report_markdown(script: str, traces: list[Trace]) -> str:
+def report_markdown(script: str, traces: list[Trace],
+                    diffs: list[RankDiff] | None = None) -> str:
     """Whether the ranks agree, what differs, the times that differ, and each rank's
-    headline numbers."""
-    found = agreement(traces)
+    headline numbers. ``diffs``: ``compare_ranks(traces)``, when the caller has it."""
+    diffs = compare_ranks(traces) if diffs is None else diffs
     name = Path(script).name or "the script"
     lines = [f"## {len(traces)} ranks of {name}", ""]
     lines.append("Ranks agree: the same graphs, kernels and fusion decisions on every rank."
-                 if not any(found.values()) else
+                 if not any(d.decisions for d in diffs) else
                  "Ranks disagree: some rank made other graphs, kernels or fusion decisions.")
     lines.append("")
-    for rank, diffs in found.items():
-        if diffs:
-            lines += [f"### rank {rank} differs from rank 0 ({len(diffs)})", "",
-                      *[f"- {d}" for d in diffs], ""]
-    for rank, t in enumerate(traces[1:], start=1):
-        times = time_differences(traces[0], t)
-        if times:
-            lines += [f"### times of rank {rank} beyond noise (vs rank 0)", "",
-                      *[f"- {d}" for d in times], ""]
+    for d in diffs:
+        if d.decisions:
+            lines += [f"### rank {d.rank} differs from rank 0 ({len(d.decisions)})", "",
+                      *[f"- {x}" for x in d.decisions], ""]
+    for d in diffs:
+        if d.times:
+            lines += [f"### times of rank {d.rank} beyond noise (vs rank 0)", "",
+                      *[f"- {x}" for x in d.times], ""]
     lines += ["", markdown_text(["rank", *_METRICS], _metric_rows(traces))]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -130,11 +151,12 @@ def finish_ranks(script: str, folder: str | Path, traces: list[Trace],
     folder = Path(folder)
     files = files or [f"rank{r}.json.gz" for r in range(len(traces))]
     variants = [Variant(f"rank {r}", f, t) for r, (f, t) in enumerate(zip(files, traces))]
-    report = report_markdown(script, traces)
+    diffs = compare_ranks(traces)
+    report = report_markdown(script, traces, diffs)
     (folder / "report.md").write_text(report)
     (folder / "report.csv").write_text(csv_text(["rank", *_METRICS], _metric_rows(traces)))
     meta = {"kind": KIND, "script": script, "report": "report.md",
-            "agree": agree(traces),
+            "agree": not any(d.decisions for d in diffs),
             "variants": [{"label": v.label, "trace": v.file, "status": v.trace.script.status}
                          for v in variants]}
     (folder / "experiment.json").write_text(json.dumps(meta, indent=1))

@@ -197,7 +197,7 @@ class CompareWindow(QMainWindow):
                              f"Kernels (+{len(c.added)} −{len(c.removed)})")
         text = summary_html(c, rule_lines(vb.trace))
         if self.experiment.kind == ranks.KIND:  # the question a rank comparison answers
-            found = ranks.differences(va.trace, vb.trace)
+            found = ranks.differences(va.trace, vb.trace, c)  # c: this pair's comparison
             verdict = ("<b>these ranks agree</b>: the same graphs, kernels and fusion "
                        "decisions" if not found else
                        f"<b>these ranks differ</b> ({len(found)}): {escape(found[0])}"
