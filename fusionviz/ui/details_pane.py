@@ -19,7 +19,7 @@ from fusionviz.model.errors import TraceError
 from fusionviz.model.names import Names
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, node_index
-from fusionviz.model.report.formatting import byte_size, collective_text
+from fusionviz.model.report.formatting import byte_size, clip, collective_text
 from fusionviz.model.trace import Access, Graph, Node, Origin
 from fusionviz.ui.view_state import ViewState
 
@@ -35,11 +35,7 @@ MAX_DEBUG = 20_000  # characters of Inductor's debug string shown
 def _esc(text: object) -> str:
     """``text`` escaped for the pane, cut past MAX_TEXT characters (and saying so):
     laying out a name of megabytes holds the window for minutes."""
-    text = str(text)
-    if len(text) > MAX_TEXT:
-        text = (f"{text[:MAX_TEXT]} … ({len(text):,} characters; right-click: Copy "
-                "Selected Node Names)")
-    return escape(text)
+    return escape(clip(str(text), MAX_TEXT, "right-click: Copy Selected Node Names"))
 
 
 def _link(kind: str, name: str, text: str | None = None) -> str:

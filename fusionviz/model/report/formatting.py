@@ -37,10 +37,13 @@ def byte_size(n: int | None, none: str = "–") -> str:
 MAX_TEXT = 1_000  # characters of one text on screen; a hostile trace's name has millions
 
 
-def clip(text: str, limit: int = MAX_TEXT) -> str:
-    """``text``, or its first ``limit`` characters and how long it was: Qt lays out a
-    text of megabytes for minutes (or crashes on its width)."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+def clip(text: str, limit: int = MAX_TEXT, hint: str = "") -> str:
+    """``text``, or its first ``limit`` characters and how long it was (and ``hint``,
+    e.g. where the whole text can be had): Qt lays out a text of megabytes for minutes
+    (or crashes on its width)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters{f'; {hint}' if hint else ''})"
 
 
 def cell(value) -> str:
