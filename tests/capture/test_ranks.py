@@ -30,8 +30,10 @@ def captured(tmp_path_factory):
         if script not in done:
             folder = tmp_path_factory.mktemp("ranks")
             messages = []
+            # a hang fails in minutes with status "timeout", not at pytest's limit
             run_capture(str(SCRIPTS / script), str(folder), nproc=2, device="cpu",
-                        on_progress=messages.append, script_args=args, **options)
+                        on_progress=messages.append, script_args=args, timeout=240,
+                        **options)
             traces = [load_trace(p) for p in rank_paths(folder, 2)]
             ranks.finish_ranks(str(SCRIPTS / script), folder, traces)
             done[script] = folder, traces, messages

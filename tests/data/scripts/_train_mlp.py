@@ -31,7 +31,7 @@ def start() -> tuple[int, torch.device, bool]:
 
 
 def train(model: torch.nn.Module, device: torch.device, rank: int) -> None:
-    """Two compiled train steps, then the process group is torn down."""
+    """Two compiled train steps, then the process group is torn down (after a barrier)."""
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     step = torch.compile(model)
     for _ in range(2):
@@ -40,4 +40,10 @@ def train(model: torch.nn.Module, device: torch.device, rank: int) -> None:
         opt.step()
         opt.zero_grad()
     print(f"rank {rank}: loss {loss.item():.5f}")
+    # Wait here with the GIL released: gloo's worker threads finish off the backward's
+    # all-reduces (their destructors need the GIL). Without it, DDP's Reducer can later
+    # drop the last reference to the process group while holding the GIL, and its
+    # destructor joins a worker that waits for the GIL: a hang at exit, a PyTorch race
+    # (pytorch/pytorch#56297) that the capture's slower teardown makes likelier.
+    dist.barrier()
     dist.destroy_process_group()
