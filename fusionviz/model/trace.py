@@ -199,6 +199,21 @@ class Round:
 
 
 @dataclass(frozen=True)
+class Reorder:
+    """A scheduler pass that reorders the fused nodes after fusion, e.g. one of
+    ``config.reorder_for_compute_comm_overlap_passes`` (moving collectives and their
+    waits for overlap with compute). The groups are the same before and after; their
+    execution order is what changes."""
+
+    index: int  # 1-based, in call order
+    name: str  # sink_waits_iterative, reorder_compute_for_overlap, a user pass's name
+    order_before: tuple[Group, ...] = ()
+    order_after: tuple[Group, ...] = ()
+    wall_s: float = 0.0
+    error: str = ""  # the pass raised (the exception went on to Inductor)
+
+
+@dataclass(frozen=True)
 class Kernel:
     """A generated kernel (Triton, C++) or an extern call, in call order."""
 
@@ -216,6 +231,12 @@ class Kernel:
     ms: float | None = None  # device time per graph call (GPU: profiler; CPU: wall)
     calls: int = 0  # launches per graph call
     ms_spread: tuple[float, ...] = ()  # (min, max) of the time of one launch (GPU) or call
+    # When it ran within one graph call: ms from the call's start to its first launch's
+    # start and to its last launch's end (medians over the timed calls; GPU: the CPU
+    # side of the launch). A collective's time on the CPU is its wait's end minus its
+    # own start (``fusionviz.model.collective_times``).
+    start_ms: float | None = None
+    end_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -285,6 +306,7 @@ class Graph:
     break_reasons: tuple[BreakReason, ...] = ()
     recompile_reasons: tuple[str, ...] = ()
     resumed_after: BreakReason | None = None
+    reorders: tuple[Reorder, ...] = ()  # passes that reordered the nodes after fusion
 
 
 @dataclass(frozen=True)
