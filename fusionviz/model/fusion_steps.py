@@ -1,4 +1,6 @@
-"""The fusion of one graph as a sequence of steps: before fusion, after each round, final.
+"""The fusion of one graph as a sequence of steps: before fusion, after each round, final,
+then one step per pass that reordered the fused nodes after fusion (``Graph.reorders``:
+compute/communication overlap), whose groups are the same in a new order.
 
 A step is the grouping of pre-fusion nodes at one point of ``Scheduler.fuse_nodes``;
 the UI steps through them to recolour the (stable) pre-fusion graph, so each step
@@ -14,14 +16,15 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fusionviz.model.trace import Fusion, Graph, Group, Round
+from fusionviz.model.comms.reorders import moves
+from fusionviz.model.trace import Fusion, Graph, Group, Reorder, Round
 
 
 @dataclass(frozen=True)
 class Step:
     """The groups of pre-fusion nodes at one point of fusion."""
 
-    label: str  # "before fusion", "round 1", "round 3 (reorder)", "final"
+    label: str  # "before fusion", "round 1", "round 3 (reorder)", "final", "pass 1: sink_waits"
     round: Round | None  # the Round this step is the result of (None for before/final)
     groups: tuple[Group, ...]
     # node name -> index into groups; derived from groups, so not compared or hashed
@@ -29,6 +32,7 @@ class Step:
     # nodes whose group differs from the previous step
     changed: frozenset[str] = frozenset()
     fused: tuple[tuple[Group, Group], ...] = ()  # pairs fused to reach this step
+    reorder: Reorder | None = None  # the post-fusion pass this step is the result of
 
 
 # id(graph) -> (weak reference to the graph, its steps). The weak reference tells a
@@ -74,6 +78,7 @@ class Steps(Sequence[Step]):
     def __init__(self, graph: Graph) -> None:
         self._rounds = graph.rounds
         self._final = graph.final_groups
+        self._reorders = graph.reorders
         self._names = tuple(n.name for n in graph.nodes)
         self._done: list[Step] = []
         self._len: int | None = None
@@ -86,7 +91,7 @@ class Steps(Sequence[Step]):
                 # groups after the last round; only then is "final" a step of its own.
                 last = self._rounds[-1].groups_after if self._rounds else ()
                 n += not _same_groups(self._final, last or self._upto(n - 1).groups)
-            self._len = n
+            self._len = n + len(self._reorders)
         return self._len
 
     def __getitem__(self, k):
@@ -120,12 +125,24 @@ class Steps(Sequence[Step]):
             label = "final" if self._final and not self._rounds else "before fusion"
             return _step(label, None, _initial_groups(self._names, self._rounds), None, ())
         prev = self._done[k - 1]
-        if k > len(self._rounds):
+        if k > len(self._rounds):  # (len() computes the steps up to the last round)
+            first_pass = len(self) - len(self._reorders)
+            if k >= first_pass:
+                return _reorder_step(self._reorders[k - first_pass], prev)
             return _step("final", None, self._final, prev, ())
         rnd = self._rounds[k - 1]
         after = rnd.groups_after or _apply_fusions(prev.groups, rnd.fusions)
         label = f"round {rnd.index}" + (" (reorder)" if rnd.reorder else "")
         return _step(label, rnd, after, prev, tuple((f.a, f.b) for f in rnd.fusions))
+
+
+def _reorder_step(r: Reorder, prev: Step) -> Step:
+    """The groups in the order the pass left them; "changed": the nodes it moved."""
+    groups = tuple(map(tuple, r.order_after)) or prev.groups
+    group_of = {name: i for i, members in enumerate(groups) for name in members}
+    moved = frozenset(name for m in moves(r) for name in m.group)
+    label = f"pass {r.index}: {r.name}" + (" (failed)" if r.error else "")
+    return Step(label, None, groups, group_of, moved, (), r)
 
 
 def _initial_groups(names: tuple[str, ...], rounds) -> tuple[Group, ...]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from fusionviz.cli.main import main
+from fusionviz.model.comms.reorders import moves
 from fusionviz.model.experiment import ranks
 from fusionviz.model.experiment.runs import read_experiment
 from fusionviz.model.run.runner import rank_paths, run_capture
@@ -69,6 +70,25 @@ def test_collectives_in_a_compiled_graph_are_nodes_of_their_own(captured):
         assert comm[0].extern_kernel.endswith("_c10d_functional.all_reduce_.default")
         # the pointwise work on either side stays in fused kernels of its own
         assert {n.category for n in graph.nodes} == {"pointwise", "collective", "reduction"}
+    assert ranks.agree(traces)
+
+
+def test_the_overlap_passes_after_fusion_are_recorded_on_every_rank(captured):
+    """comm_overlap.py turns on Inductor's reorder_for_compute_comm_overlap with two
+    passes: each is recorded with the order before and after it, and the program's
+    result and Inductor's final order are the pass's own."""
+    _folder, traces, _ = captured("comm_overlap.py")
+    for trace in traces:
+        (graph,) = trace.graphs
+        assert [r.name for r in graph.reorders] == ["sink_waits_iterative", "raise_comms"]
+        assert "torch._inductor.comms.reorder_compute_and_comm_for_overlap" in \
+            trace.capabilities.installed
+        sink = graph.reorders[0]
+        wait = next(n.name for n in graph.nodes
+                    if n.collective and n.collective.kind == "wait_tensor")
+        assert [m.group for m in moves(sink)] == [(wait,)]
+        assert graph.final_groups == graph.reorders[-1].order_after
+        assert not trace.problems
     assert ranks.agree(traces)
 
 

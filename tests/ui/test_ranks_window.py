@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "scripts"
 GPU_RANKS = Path(__file__).resolve().parents[1] / "data" / "ranks" / "gpu_ranks_allreduce"
 
@@ -39,3 +41,27 @@ def test_the_rank_selector_switches_the_explorer_between_ranks(window):
     assert window.open_trace(str(Path(__file__).resolve().parents[1] / "data"
                                  / "cpu_mlp_block.json.gz"))
     assert not window.rank_selector.isVisibleTo(window)
+
+
+def test_a_reordering_pass_is_a_step_with_its_new_order_in_the_ledger(window):
+    folder = Path(__file__).resolve().parents[1] / "data" / "ranks" / "cpu_comm_overlap"
+    assert window.open_trace(str(folder / "rank0.json.gz"))
+    steps = window.state.steps
+    window.stepper.go_last()
+    assert window.stepper.label.text().startswith("pass 2: raise_comms")
+    window.stepper.go_prev()
+    assert window.state.current_step.label == "pass 1: sink_waits_iterative"
+    ledger = window.ledger
+    assert "pass 1: sink_waits_iterative" in ledger.title.text()
+    assert "moved 1 of" in ledger.title.text()
+    rows = ledger.shown_rows
+    assert len(rows) == len(steps[-2].groups)
+    assert [ledger.model.headerData(c, Qt.Orientation.Horizontal)
+            for c in range(3)] == ["position", "was", "moved"]
+    assert not ledger.outcome.isEnabled()  # a pass's rows have no outcome to filter
+    (i,) = [k for k, r in enumerate(rows) if r["kind"] == "all_reduce"]
+    ledger.select_row(i)
+    assert window.state.pair == (rows[i]["group_a"], rows[i]["group_b"])
+    window.stepper.go_first()
+    assert ledger.outcome.isEnabled()
+    assert not window.errors

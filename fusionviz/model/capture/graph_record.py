@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from fusionviz.model.capture.kernels import KernelRecord
 from fusionviz.model.capture.nodes import edges, members, node_record
 from fusionviz.model.capture.rounds import RoundRecorder
-from fusionviz.model.trace import Graph, Group, Node, Round, Timing
+from fusionviz.model.trace import Graph, Group, Node, Reorder, Round, Timing
 
 
 @dataclass
@@ -32,6 +32,7 @@ class GraphRecord:
     compile_s: float = 0.0
     timing: Timing | None = None
     warnings: list[str] = field(default_factory=list)
+    reorders: list[Reorder] = field(default_factory=list)  # post-fusion order passes
 
     def snapshot_nodes(self, scheduler, snodes) -> None:
         """Record the pre-fusion nodes (first ``fuse_nodes`` call of a scheduler)."""
@@ -65,6 +66,7 @@ class GraphRecord:
             fusion_s=self.fusion_s,
             timing=self.timing,
             warnings=tuple(self.warnings),
+            reorders=tuple(self.reorders),
         )
 
 

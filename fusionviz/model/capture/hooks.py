@@ -13,6 +13,7 @@ import inspect
 import time
 from contextlib import contextmanager
 
+from fusionviz.model.capture import comm_reorders
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.nodes import members
 from fusionviz.model.capture.patcher import Patcher
@@ -103,6 +104,7 @@ class Hooks:
         if self.whatif.keep_spills:
             w(_cls("torch._inductor.codegen.triton", "TritonScheduling"),
               "benchmark_codegened_module", self._keep_spills)
+        comm_reorders.install(self.p, lambda: self.rec.current)
         reasons = getattr(self.rec, "reasons", None)  # Dynamo: why several graphs
         if reasons is not None:
             reasons.install(self.p)

@@ -89,6 +89,24 @@ def _graph_differences(ga: Graph, gb: Graph) -> list[str]:
         out.append(f"graph {ga.index}: {len(ga.nodes)} vs {len(gb.nodes)} nodes")
     if len(ga.rounds) != len(gb.rounds):
         out.append(f"graph {ga.index}: {len(ga.rounds)} vs {len(gb.rounds)} fusion rounds")
+    return out + _reorder_differences(ga, gb)
+
+
+def _reorder_differences(ga: Graph, gb: Graph) -> list[str]:
+    """Post-fusion reordering passes that ran or ordered otherwise (ranks that issue
+    their collectives in another order can wait on each other for ever)."""
+    names_a, names_b = [r.name for r in ga.reorders], [r.name for r in gb.reorders]
+    if names_a != names_b:
+        return [f"graph {ga.index}: reordering passes {', '.join(names_a) or 'none'} vs "
+                f"{', '.join(names_b) or 'none'}"]
+    out = []
+    for ra, rb in zip(ga.reorders, gb.reorders):
+        a, b = [frozenset(g) for g in ra.order_after], [frozenset(g) for g in rb.order_after]
+        if a != b:
+            k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            shown = " vs ".join("+".join(sorted(o[k])) if k < len(o) else "end" for o in (a, b))
+            out.append(f"graph {ga.index}: pass {ra.index} ({ra.name}) left another order "
+                       f"(position {k + 1}: {shown})")
     return out
 
 

@@ -42,7 +42,7 @@ def round_series(graph: Graph) -> dict[str, list]:
     """One value per fusion step (index i is ``fusion_steps(graph)[i]``).
 
     Keys: ``label`` ("before", "r1", ..., "final" when a post-fusion pass changed
-    groups), ``nodes`` (groups at the step), ``bytes`` (estimated memory traffic:
+    groups, "p1", ... for each pass that reordered the fused nodes), ``nodes`` (groups at the step), ``bytes`` (estimated memory traffic:
     the nodes' own byte estimates minus the ``bytes_saved`` of every fusion so far,
     which is how Inductor scores a fusion), ``wall_s`` (the round's wall time; 0 for
     the before and final steps).
@@ -55,10 +55,14 @@ def round_series(graph: Graph) -> dict[str, list]:
         if rnd is not None:
             saved += sum(f.bytes_saved for f in rnd.fusions)
         label = "before" if step.label == "before fusion" else step.label
+        if step.reorder is not None:  # a post-fusion pass: same groups, new order
+            label = f"p{step.reorder.index}"
         series["label"].append(f"r{rnd.index}" if rnd is not None else label)
         series["nodes"].append(len(step.groups))
         series["bytes"].append(sum(own.get(n, 0) for g in step.groups for n in g) - saved)
-        series["wall_s"].append(rnd.wall_s if rnd is not None else 0.0)
+        series["wall_s"].append(rnd.wall_s if rnd is not None
+                                else step.reorder.wall_s if step.reorder is not None
+                                else 0.0)
     return series
 
 

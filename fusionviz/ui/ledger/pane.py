@@ -1,7 +1,8 @@
 """The fusion ledger: the current round's candidate pairs in score order, filterable.
 
-Presents ``report.ledger_table.ledger_rows`` for the round of the current step;
-clicking a row writes ``ViewState.highlight_pair``.
+Presents ``report.ledger_table.ledger_rows`` for the round of the current step, and
+``report.reorder_table.reorder_rows`` (the fused nodes in their new order) for a step
+that is a post-fusion reordering pass; clicking a row writes ``ViewState.highlight_pair``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from fusionviz.model.errors import TraceError
 from fusionviz.model.names import Names
 from fusionviz.model.report.formatting import cell
 from fusionviz.model.report.ledger_table import filter_rows, ledger_rows
+from fusionviz.model.report.reorder_table import reorder_rows, reorder_summary
 from fusionviz.ui.ledger.static_cells import StaticTextDelegate
 from fusionviz.ui.theme import outcome_color
 from fusionviz.ui.view_state import ViewState
@@ -215,8 +217,15 @@ class LedgerPane(QWidget):
         step = self.state.current_step
         rnd = step.round if step is not None else None
         self.all_rows = self._rows_of(rnd) if rnd is not None else []
+        reorder = step.reorder if step is not None else None
+        if reorder is not None:
+            self.all_rows = self._reorder_rows(reorder)
         if step is None:
             self.title.setText("No graph loaded.")
+        elif reorder is not None:
+            summary = reorder_summary(self.state.graph, reorder, self._names())
+            self.title.setText(f"<b>{escape(step.label)}</b> (after fusion): "
+                               f"{escape(summary)}")
         elif rnd is None:
             hint = " (→ steps to the next round)" if self.state.graph.rounds else ""
             self.title.setText(f"<b>{escape(step.label)}</b>: no fusion round here{hint}")
@@ -261,10 +270,23 @@ class LedgerPane(QWidget):
             self._rows_cache[id(rnd)] = hit
         return hit[1]
 
+    def _reorder_rows(self, reorder) -> list[dict]:
+        """The rows of a reordering pass, computed once per pass while the trace is open."""
+        hit = self._rows_cache.get(id(reorder))
+        if hit is None or hit[0] is not reorder:
+            rows = reorder_rows(self.state.graph, reorder, self._names())
+            hit = self._rows_cache[id(reorder)] = (reorder, rows, (0, 0))
+        return hit[1]
+
     def _apply_filter(self, *_args) -> None:
         outcome = self.outcome.currentText()
+        step = self.state.current_step
+        filtering = step is None or step.reorder is None  # a pass's rows have no outcome
+        self.outcome.setEnabled(filtering)
+        self.reason.setEnabled(filtering)
         rows = filter_rows(self.all_rows, outcome=None if outcome == "all" else outcome,
-                           reason=self.reason.text().strip() or None)
+                           reason=self.reason.text().strip() or None) if filtering \
+            else self.all_rows
         columns = self.model.columns
         # New rows (another round or filter): no row stays selected (the model swaps
         # rows in place, which would keep the old selection on unrelated rows).
