@@ -1,4 +1,5 @@
-"""Round stepper: slider and previous/next over before fusion → round 1 … → final.
+"""Round stepper: slider and previous/next over before fusion → round 1 … → final
+→ the passes that reordered the fused nodes, if any.
 
 Presents ``fusionviz.model.fusion_steps``; writes ``ViewState.set_step`` and follows it.
 """
@@ -27,7 +28,7 @@ class FusionStepper(QWidget):
         self.slider.setMinimumWidth(120)  # stays a slider, not a square, in a narrow window
         self.slider.valueChanged.connect(self.state.set_step)
         self.next = self._button(icon.SP_MediaSeekForward, "Next step (→)", self.go_next)
-        self.last = self._button(icon.SP_MediaSkipForward, "Final kernels (End)", self.go_last)
+        self.last = self._button(icon.SP_MediaSkipForward, "Last step: the final kernels, or the last pass that reordered them (End)", self.go_last)
         self.label = QLabel()
         self.label.setFixedWidth(260)  # a width that follows the text re-lays out the row
         row = QHBoxLayout(self)
