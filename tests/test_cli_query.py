@@ -302,8 +302,8 @@ def test_as_a_subprocess(tmp_path):
 def test_the_readme_names_every_key_of_the_schema():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Answers from the command line", 1)[1].split("\n## ", 1)[0]
-    described = ("header", "trace", "script", "graph", "kernel", "round", "ledger_row",
-                 "query", "why", "decision", "node_ref")
+    described = ("header", "trace", "script", "graph", "collective_time", "kernel", "round",
+                 "ledger_row", "query", "why", "decision", "node_ref")
     keys = {k for name in described for k in SCHEMA["$defs"][name].get("properties", {})}
     missing = sorted(k for k in keys if k not in section)
     assert not missing, missing
@@ -319,6 +319,12 @@ def test_query_on_a_ranks_folder_says_whether_ranks_agree(capsys, tmp_path):
     assert [d["rank"] for d in doc["differences"]] == [1] and not doc["differences"][0]["decisions"]
     assert [r["trace"]["path"] for r in doc["ranks"]] == [
         str(folder / "rank0.json.gz"), str(folder / "rank1.json.gz")]
+    for rank in doc["ranks"]:  # each graph's collectives: the NCCL kernel's device time
+        (row,) = rank["graphs"][0]["collectives"]
+        assert (row["node"], row["kind"], row["reduce_op"], row["waits"]) == (
+            "op1", "all_reduce", "sum", ["op2"])
+        assert row["time_kind"] == "device" and row["time_ms"] == row["device_ms"] > 0
+        assert row["span_ms"] is None and row["kernels_between"] is None  # not recorded
     # two ranks that did not do the same: said, and what differs is listed
     from fusionviz.model.experiment.ranks import finish_ranks
 

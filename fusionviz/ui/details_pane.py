@@ -15,11 +15,17 @@ from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
+from fusionviz.model.comms.collective_times import CollectiveTime, collective_times
 from fusionviz.model.errors import TraceError
 from fusionviz.model.names import Names
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, node_index
-from fusionviz.model.report.formatting import byte_size, clip, collective_text
+from fusionviz.model.report.formatting import (
+    byte_size,
+    clip,
+    collective_text,
+    collective_time_text,
+)
 from fusionviz.model.trace import Access, Graph, Node, Origin
 from fusionviz.ui.view_state import ViewState
 
@@ -103,6 +109,7 @@ class DetailsPane(QWidget):
         self._colors: dict[str, str] = {}
         self._producers: dict[str, list[str]] = {}
         self._consumers: dict[str, list[str]] = {}
+        self._comm_times: dict[str, CollectiveTime] = {}  # collective or wait → its time
         self.browser = QTextBrowser(self)
         self.browser.setOpenLinks(False)
         self.browser.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -133,7 +140,7 @@ class DetailsPane(QWidget):
     def _on_graph_changed(self, _index: int = -1) -> None:
         if self._indexed is not self._state.graph:  # let the old trace go
             self._indexed, self._nodes, self._node_kernel = None, {}, {}
-            self._producers, self._consumers = {}, {}
+            self._producers, self._consumers, self._comm_times = {}, {}, {}
         self._on_selection_changed()
 
     def _index(self, graph: Graph) -> None:
@@ -144,6 +151,8 @@ class DetailsPane(QWidget):
         self._names = Names(graph)
         self._node_kernel = kernel_of_node(graph)
         self._colors = kernel_colors(graph.kernels)
+        self._comm_times = {name: t for t in collective_times(graph)
+                            for name in (t.node, *t.waits)}
         self._producers, self._consumers = {}, {}
         for edge in graph.edges:
             self._producers.setdefault(edge.dst, []).append(edge.src)
@@ -195,7 +204,8 @@ class DetailsPane(QWidget):
         if node.extern_kernel:
             rows.append(_row("extern kernel", f"<code>{_esc(node.extern_kernel)}</code>"))
         if node.collective is not None:
-            rows.append(_row("collective", _esc(collective_text(node.collective))))
+            rows += [_row("collective", _esc(collective_text(node.collective))),
+                     *self._comm_time_rows(node.name)]
         for label, value in (("numel", node.numel), ("rnumel", node.rnumel),
                              ("ops", ", ".join(node.ops))):
             if value:
@@ -207,6 +217,15 @@ class DetailsPane(QWidget):
             if names:
                 rows.append(_row(label, ", ".join(_link("node", n) for n in dict.fromkeys(names))))
         return f"<table cellspacing='3'>{''.join(rows)}</table>"
+
+    def _comm_time_rows(self, name: str) -> list[str]:
+        """What the collective (of a wait: the one it waits for) took on this rank."""
+        t = self._comm_times.get(name)
+        if t is None:
+            return []
+        rows = [] if t.node == name else [
+            _row("waits for", f"{_link('node', t.node)} ({_esc(t.collective.kind)})")]
+        return [*rows, _row("time", _esc(collective_time_text(t)))]
 
     def _kernel_html(self, node_name: str) -> str:
         kernel = self._node_kernel.get(node_name)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from fusionviz.cli.main import main
+from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.comms.reorders import moves
 from fusionviz.model.experiment import ranks
 from fusionviz.model.experiment.runs import read_experiment
@@ -90,6 +91,67 @@ def test_the_overlap_passes_after_fusion_are_recorded_on_every_rank(captured):
         assert graph.final_groups == graph.reorders[-1].order_after
         assert not trace.problems
     assert ranks.agree(traces)
+
+
+def test_every_kernel_records_when_it_ran_within_the_graph_call(captured):
+    _folder, traces, _ = captured("dist_allreduce.py")
+    for trace in traces:
+        (graph,) = trace.graphs
+        for k in graph.kernels:
+            assert k.start_ms is not None and 0 <= k.start_ms <= k.end_ms, k
+        # the CPU runs them one after the other, in call order (medians keep the order)
+        for a, b in zip(graph.kernels, graph.kernels[1:]):
+            assert a.end_ms <= b.start_ms, (a.name, b.name)
+        reduce, wait = (next(k for k in graph.kernels if kind in k.name)
+                        for kind in ("functional.all_reduce_", "functional.wait_tensor"))
+        assert wait.end_ms > reduce.start_ms
+
+
+def test_the_all_reduce_is_timed_from_its_issue_to_the_end_of_its_wait(captured):
+    _folder, traces, _ = captured("dist_allreduce.py")
+    for trace in traces:
+        (graph,) = trace.graphs
+        (t,) = collective_times(graph)
+        reduce, wait = (n.name for n in graph.nodes if n.category == "collective")
+        assert (t.node, t.waits, t.collective.kind) == (reduce, (wait,), "all_reduce")
+        kernels = {k.name: k for k in graph.kernels}
+        assert t.issue_ms == kernels[t.kernel].ms
+        assert t.span_ms == kernels[f"torch.ops._c10d_functional.wait_tensor.default:{wait}"
+                                    ].end_ms - kernels[t.kernel].start_ms
+        assert t.span_ms >= t.wait_ms >= 0 and t.span_ms >= t.issue_ms > 0
+        assert t.time_ms == t.span_ms and t.device_ms is None and not t.on_device
+        assert t.kernels_between == ()  # the wait follows the all_reduce at once
+
+
+def test_summary_query_and_details_give_the_collectives_time(captured, capsys, qtbot):
+    folder, traces, _ = captured("dist_allreduce.py")
+    assert main(["summary", str(folder / "rank1.json.gz")]) == 0
+    out = capsys.readouterr().out
+    (t,) = collective_times(traces[1].graphs[0])
+    line = next(x for x in out.splitlines() if x.strip().startswith(f"{t.node} -> "))
+    assert "all_reduce (sum) over group 0, 32.0 KiB" in line
+    assert f"{t.span_ms:.3f} ms from issue to the end of its wait (issue " \
+           f"{t.issue_ms:.3f} ms, wait {t.wait_ms:.3f} ms, no kernels in between)" in line
+    assert main(["query", str(folder), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for rank, trace in zip(doc["ranks"], traces, strict=True):
+        (row,) = rank["graphs"][0]["collectives"]
+        (t,) = collective_times(trace.graphs[0])
+        assert row["span_ms"] == row["time_ms"] == t.span_ms and row["time_kind"] == "span"
+        assert (row["waits"], row["kernels_between"], row["device_ms"]) == (
+            list(t.waits), [], None)
+    from fusionviz.ui.details_pane import DetailsPane
+    from fusionviz.ui.view_state import ViewState
+
+    state = ViewState()
+    state.set_trace(traces[1])
+    pane = DetailsPane(state)
+    qtbot.addWidget(pane)
+    for name in (t.node, *t.waits):
+        state.select_nodes((name,))
+        text = pane.text()
+        assert f"{t.span_ms:.3f} ms from issue to the end of its wait" in text
+        assert ("waits for" in text) == (name != t.node)
 
 
 def test_ranks_that_differ_are_listed(captured):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import QUrl
 
@@ -125,3 +127,22 @@ def test_opening_a_graph_indexes_nothing_until_a_node_is_selected(qtbot, monkeyp
     state.select_nodes((graph.nodes[10].name,))
     state.select_nodes((graph.nodes[11].name,))
     assert calls == [graph] and graph.nodes[11].name in widget.text()
+
+
+def test_a_collective_and_its_wait_show_what_the_collective_took(qtbot):
+    state = ViewState()
+    state.set_trace(load_trace(Path(__file__).parents[1] / "data" / "ranks"
+                               / "gpu_ranks_allreduce" / "rank0.json.gz"))
+    widget = DetailsPane(state)
+    qtbot.addWidget(widget)
+    device_ms = next(k.ms for k in state.graph.kernels if "functional.all_reduce_" in k.name)
+    for name in ("op1", "op2"):  # the all_reduce and its wait_tensor
+        state.select_nodes((name,))
+        text = widget.text()
+        assert ("all_reduce (sum) over group 0, 32.0 KiB" if name == "op1"
+                else "wait_tensor") in text
+        assert f"{device_ms:.3f} ms on the device" in text
+        assert "from issue to the end of its wait: not recorded" in text  # an older trace
+        assert ("waits for\nop1 (all_reduce)" in text) == (name == "op2"), text
+    state.select_nodes(("op0",))
+    assert "on the device" not in widget.text()

@@ -34,6 +34,8 @@ class KernelRecord:
     shared: int | None = None
     ms: float | None = None
     ms_spread: tuple[float, ...] = ()
+    start_ms: float | None = None  # ms from the graph call's start to its first launch
+    end_ms: float | None = None  # ... and to its last launch's end (``timing``)
 
     def kind(self) -> str:
         if self.extern:
@@ -60,6 +62,8 @@ class KernelRecord:
             ms=self.ms,
             calls=self.calls,
             ms_spread=tuple(self.ms_spread),
+            start_ms=self.start_ms,
+            end_ms=self.end_ms,
         )
 
 

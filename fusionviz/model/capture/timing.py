@@ -138,7 +138,14 @@ class _Launches:
 
     def __init__(self, cuda: bool) -> None:
         self.cuda = cuda
-        self.spans: dict[str, list[float]] = defaultdict(list)  # CPU: ms per launch
+        # CPU: each launch's (start, end) in ms from the graph call's start (``begin``)
+        self.spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        self.t0 = time.perf_counter()
+
+    def begin(self) -> None:
+        """A graph call starts now: its spans are measured from here."""
+        self.spans.clear()
+        self.t0 = time.perf_counter()
 
     def timed(self, label: str, fn):
         if self.cuda:
@@ -149,9 +156,21 @@ class _Launches:
             def run(*args, **kwargs):
                 t0 = time.perf_counter()
                 out = fn(*args, **kwargs)
-                self.spans[label].append((time.perf_counter() - t0) * 1e3)
+                t1 = time.perf_counter()
+                self.spans[label].append(((t0 - self.t0) * 1e3, (t1 - self.t0) * 1e3))
                 return out
         return run
+
+
+def _offsets(per_call: list[list[tuple[float, float]]]) -> tuple[float | None, float | None]:
+    """(start_ms, end_ms) of a kernel within a graph call: the median over the calls
+    of its first launch's start and of its last launch's end (each launch a (start,
+    end) pair in ms from its call's start)."""
+    calls = [spans for spans in per_call if spans]
+    if not calls:
+        return None, None
+    return (statistics.median(min(s for s, _ in spans) for spans in calls),
+            statistics.median(max(e for _, e in spans) for spans in calls))
 
 
 class _KernelProxy:
@@ -248,21 +267,24 @@ def _instrumented(module, records: list[KernelRecord], launches: _Launches):
 
 
 def _cpu_kernel_times(module, call, inputs, records) -> None:
-    """Per-kernel ms per call and launches per call, from timed spans (CPU)."""
+    """Per-kernel ms per call, launches per call and when each kernel ran within the
+    call, from timed spans (CPU)."""
     launches = _Launches(cuda=False)
-    per_run: list[dict[str, list[float]]] = []
+    per_run: list[dict[str, list[tuple[float, float]]]] = []
     with _instrumented(module, records, launches) as order:
         for _ in range(KERNEL_RUNS):
             order.seen.clear()
-            launches.spans.clear()
-            call(clone_inputs(inputs))
+            args = clone_inputs(inputs)  # copied before the call's start
+            launches.begin()
+            call(args)
             per_run.append({k: list(v) for k, v in launches.spans.items()})
     per_run = per_run[1:] or per_run  # the first instrumented run may still warm caches
     for r in records:
-        totals = [sum(run[r.name]) for run in per_run if r.name in run]
+        totals = [sum(e - s for s, e in run[r.name]) for run in per_run if r.name in run]
         if totals:
             r.ms, r.ms_spread = statistics.median(totals), spread(totals)
             r.calls = len(per_run[-1].get(r.name, ()))
+            r.start_ms, r.end_ms = _offsets([run.get(r.name, []) for run in per_run])
 
 
 def _ranges(prof) -> list:
@@ -292,26 +314,30 @@ def _gpu_times(module, call, inputs, records) -> list[float]:
     events = _ranges(prof)
     calls = sorted((e.time_range.start, e.time_range.end, e.device_time_total / 1e3)
                    for e in events if e.name == GRAPH_RANGE)
-    # label -> per profiled call, the device ms of each of its launches in that call
-    per_label: dict[str, list[list[float]]] = defaultdict(
+    by_name = {r.name: r for r in records}
+    # label -> per profiled call, the device ms of each of its launches in that call,
+    # and each launch's CPU-side range in ms from the start of its call's GRAPH_RANGE
+    per_label: dict[str, list[list[float]]] = defaultdict(lambda: [[] for _ in calls])
+    spans: dict[str, list[list[tuple[float, float]]]] = defaultdict(
         lambda: [[] for _ in calls])
     for e in events:
-        if e.name == GRAPH_RANGE:
+        if e.name not in by_name:
             continue
         i = _call_of(calls, e.time_range.start)
         if i is not None:
             per_label[e.name][i].append(e.device_time_total / 1e3)
-    by_name = {r.name: r for r in records}
+            start = calls[i][0]
+            spans[e.name][i].append(((e.time_range.start - start) / 1e3,
+                                     (e.time_range.end - start) / 1e3))
     for label, per_call in per_label.items():
-        r = by_name.get(label)
-        if r is None:
-            continue
+        r = by_name[label]
         # median over calls: one slow call (the profiler's first, a clock change)
         # does not move it; the spread is that of one launch
         r.ms = statistics.median(sum(launches) for launches in per_call)
         r.calls = round(statistics.median(len(launches) for launches in per_call))
         every = [ms for launches in per_call for ms in launches]
         r.ms_spread = spread(every) if len(every) > 1 else ()
+        r.start_ms, r.end_ms = _offsets(spans[label])
     return [ms for _, _, ms in calls]
 
 

@@ -89,3 +89,25 @@ def collective_text(c) -> str:
                                                else ""))
     text = " ".join(parts)
     return f"{text}, {byte_size(c.bytes)}" if c.bytes else text
+
+
+def collective_time_text(t) -> str:
+    """What a collective took (a ``comms.collective_times.CollectiveTime``): ``0.930 ms
+    from issue to the end of its wait (issue 0.666 ms, wait 0.285 ms, no kernels in
+    between)``; on the GPU its device time first, the CPU's span after it."""
+    parts = []
+    if t.device_ms is not None:
+        parts.append(f"{ms(t.device_ms)} on the device (the kernel its call launched)")
+    cpu = "on the CPU " if t.device_ms is not None else ""
+    if t.span_ms is not None:
+        n = len(t.kernels_between or ())
+        between = f"{n or 'no'} kernel{'' if n == 1 else 's'} in between"
+        parts.append(f"{cpu}{ms(t.span_ms)} from issue to the end of its wait "
+                     f"(issue {ms(t.issue_ms)}, wait {ms(t.wait_ms)}, {between})")
+    else:
+        known = ", ".join(f"{what} {ms(value)}" for what, value in
+                          (("issue", t.issue_ms), ("wait", t.wait_ms)) if value is not None)
+        why = "no wait for it was found" if not t.waits else "not recorded"
+        parts.append(f"{cpu}from issue to the end of its wait: {why}"
+                     + (f" ({known})" if known else ""))
+    return "; ".join(parts)

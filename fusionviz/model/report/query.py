@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_headline
 from fusionviz.model.report.formatting import group, ms, number
@@ -73,9 +74,33 @@ def graph_row(g: Graph) -> dict:
         "recompile_reasons": list(g.recompile_reasons),
         "resumed_after": to_dict(g.resumed_after),
         "why": why_short(g),
+        "collectives": collective_json(g),
         "warnings": list(g.warnings),
         "problems": graph_problems(g),
     }
+
+
+def collective_json(g: Graph) -> list[dict]:
+    """Each collective of ``g`` (not a wait), its wait(s) and what it took on this rank
+    (``comms.collective_times``): ``time_ms`` is ``device_ms`` on the GPU, ``span_ms``
+    (from its call's start to the end of its wait) on the CPU."""
+    return [{
+        "node": t.node,
+        "kind": t.collective.kind,
+        "group": t.collective.group,
+        "reduce_op": t.collective.reduce_op,
+        "group_size": t.collective.group_size,
+        "bytes": t.collective.bytes,
+        "waits": list(t.waits),
+        "kernel": t.kernel,
+        "time_ms": t.time_ms,
+        "time_kind": "device" if t.on_device else "span",
+        "issue_ms": t.issue_ms,
+        "wait_ms": t.wait_ms,
+        "span_ms": t.span_ms,
+        "device_ms": t.device_ms,
+        "kernels_between": None if t.kernels_between is None else list(t.kernels_between),
+    } for t in collective_times(g)]
 
 
 def kernel_json(g: Graph) -> list[dict]:

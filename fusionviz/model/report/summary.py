@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_summary, load_warning, time_kind
-from fusionviz.model.report.formatting import ms, ms_spread
+from fusionviz.model.report.formatting import (
+    collective_text,
+    collective_time_text,
+    ms,
+    ms_spread,
+)
 from fusionviz.model.report.graph_reasons import (
     break_label,
     first_line,
@@ -48,6 +54,7 @@ def graph_lines(g: Graph) -> list[str]:
         f"{s['launches']} kernel launches per call",
         *reason_lines(g),
         *timing_lines(t, speed),
+        *collective_lines(g),
     ]
     names = Names(g)
     for k in g.kernels:
@@ -77,6 +84,20 @@ def reason_lines(g: Graph) -> list[str]:
             lines.append(f"      {b.code}")
         if first_line(b.reason) != short_break(b.reason):
             lines.append(f"      {first_line(b.reason)}")
+    return lines
+
+
+def collective_lines(g: Graph) -> list[str]:
+    """The graph's collectives (each with its wait) and what each took on this rank;
+    nothing for a graph without any."""
+    times = collective_times(g)
+    if not times:
+        return []
+    lines = ["  collectives (and their waits):"]
+    for t in times:
+        waits = f" -> {', '.join(t.waits)}" if t.waits else ""
+        lines.append(f"    {t.node}{waits}  {collective_text(t.collective)}: "
+                     f"{collective_time_text(t)}")
     return lines
 
 
