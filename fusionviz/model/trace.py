@@ -234,7 +234,7 @@ class Kernel:
     # When it ran within one graph call: ms from the call's start to its first launch's
     # start and to its last launch's end (medians over the timed calls; GPU: the CPU
     # side of the launch). A collective's time on the CPU is its wait's end minus its
-    # own start (``fusionviz.model.collective_times``).
+    # own start (``fusionviz.model.comms.collective_times``).
     start_ms: float | None = None
     end_ms: float | None = None
 

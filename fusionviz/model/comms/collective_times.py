@@ -85,6 +85,11 @@ def collective_times(graph: Graph) -> list[CollectiveTime]:
             for n in comms if not is_wait(n)]
 
 
+def waits_of(graph: Graph) -> dict[str, tuple[str, ...]]:
+    """Collective node → the wait nodes for it (as ``collective_times`` pairs them)."""
+    return _waits(graph, [n for n in graph.nodes if n.collective is not None])
+
+
 def _waits(graph: Graph, comms: list[Node]) -> dict[str, tuple[str, ...]]:
     """Collective node → the wait nodes for it (each wait pairs with one collective)."""
     order = {n.name: i for i, n in enumerate(comms)}

@@ -12,9 +12,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from fusionviz.model.comms.collective_times import is_wait, waits_of
 from fusionviz.model.trace import Graph, Group, Reorder
-
-WAIT_KINDS = frozenset({"wait_tensor", "wait"})
 
 
 @dataclass(frozen=True)
@@ -72,20 +71,11 @@ def _longest_increasing(values: list[int]) -> set[int]:
 
 
 def collective_pairs(graph: Graph) -> list[tuple[str, str]]:
-    """(collective, its wait) node names, in node order; the wait is the
-    ``wait_tensor`` node that reads the collective's output ("" if none does)."""
-    nodes = {n.name: n for n in graph.nodes}
-    waits: dict[str, str] = {}
-    for e in graph.edges:
-        dst = nodes.get(e.dst)
-        if dst is not None and _is_wait(dst) and e.src not in waits:
-            waits[e.src] = e.dst
-    return [(n.name, waits.get(n.name, "")) for n in graph.nodes
-            if n.collective is not None and not _is_wait(n)]
-
-
-def _is_wait(node) -> bool:
-    return node.collective is not None and node.collective.kind in WAIT_KINDS
+    """(collective, its first wait) node names, in node order ("" when no wait for it
+    was found; pairing: ``collective_times.waits_of``)."""
+    waits = waits_of(graph)
+    return [(n.name, (waits.get(n.name) or ("",))[0]) for n in graph.nodes
+            if n.collective is not None and not is_wait(n)]
 
 
 def overlaps(graph: Graph, step: Reorder) -> list[Overlap]:
