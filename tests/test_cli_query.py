@@ -302,8 +302,8 @@ def test_as_a_subprocess(tmp_path):
 def test_the_readme_names_every_key_of_the_schema():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Answers from the command line", 1)[1].split("\n## ", 1)[0]
-    described = ("header", "trace", "script", "graph", "collective_time", "kernel", "round",
-                 "ledger_row", "query", "why", "decision", "node_ref")
+    described = ("header", "trace", "script", "graph", "collective_time", "reorder", "kernel",
+                 "round", "ledger_row", "query", "why", "decision", "node_ref")
     keys = {k for name in described for k in SCHEMA["$defs"][name].get("properties", {})}
     missing = sorted(k for k in keys if k not in section)
     assert not missing, missing
@@ -339,6 +339,25 @@ def test_query_on_a_ranks_folder_says_whether_ranks_agree(capsys, tmp_path):
     assert doc["agree"] is False and doc["differences"][0]["decisions"][0] == "graphs: 2 vs 1"
     code, out, _ = run(capsys, "query", str(tmp_path))
     assert code == 0 and "Ranks disagree" in out and "# rank 1" in out
+
+
+def test_query_gives_each_pass_that_reordered_after_fusion(capsys):
+    folder = DATA / "ranks" / "cpu_comm_overlap"
+    code, out, _ = run(capsys, "query", str(folder / "rank0.json.gz"), "--json")
+    doc = json.loads(out)
+    validate(doc)
+    (graph,) = doc["graphs"]
+    sink, rise = graph["reorders"]
+    assert (sink["name"], rise["name"], sink["error"]) == ("sink_waits_iterative",
+                                                           "raise_comms", "")
+    (moved,) = sink["moved"]
+    (overlap,) = sink["overlaps"]
+    assert moved["group"] == [overlap["wait"]] and moved["after"] > moved["before"]
+    assert overlap["between_before"] == 0 < overlap["between_after"]
+    assert rise["moved"] == [] and sink["summary"].startswith("moved 1 of")
+    (coll,) = graph["collectives"]  # gloo on the CPU: from issue to the end of its wait
+    assert coll["time_kind"] == "span" and coll["time_ms"] == coll["span_ms"] > 0
+    assert len(coll["kernels_between"]) == overlap["between_after"]
 
 
 def test_query_on_an_experiment_folder_that_is_not_ranks_is_refused(capsys):

@@ -96,6 +96,7 @@ class Collective:
     reduce_op: str = ""  # sum, avg, max, … for reductions
     group_size: int = 0  # ranks in the group, where the op takes it
     bytes: int = 0  # the tensors it reads on this rank
+    backend: str = ""  # the group's backend (nccl, gloo, "cpu:gloo,cuda:nccl"; "" unknown)
 
 
 @dataclass(frozen=True)

@@ -183,12 +183,29 @@ def collective_record(snode, reads: tuple[Access, ...]) -> Collective:
     except Exception:  # noqa: BLE001 - another torch's IR: keep what is known
         pass
     size = values.get("group_size", 0)
+    group = str(values.get("group_name", "") or "")
+    backend, members = _group_facts(group)
     return Collective(
-        kind=kind, group=str(values.get("group_name", "") or ""),
+        kind=kind, group=group,
         reduce_op=str(values.get("reduce_op", "") or ""),
-        group_size=size if isinstance(size, int) else 0,
+        group_size=size if isinstance(size, int) and size else members,
         bytes=sum(a.bytes for a in reads),
+        backend=backend,
     )
+
+
+def _group_facts(group_name: str) -> tuple[str, int]:
+    """(backend, ranks) of the process group Inductor names (``""``, 0: unknown)."""
+    if not group_name:
+        return "", 0
+    try:
+        import torch.distributed as dist
+        from torch.distributed.distributed_c10d import _resolve_process_group
+
+        pg = _resolve_process_group(group_name)
+        return str(dist.get_backend(pg)), int(dist.get_world_size(pg))
+    except Exception:  # noqa: BLE001 - another torch, or no such group here
+        return "", 0
 
 
 def node_record(snode, scheduler) -> Node:

@@ -9,11 +9,14 @@ when they ran within the graph call (``Kernel.start_ms``/``end_ms``):
   the work (on gloo the reduction runs on a worker thread) and its wait blocks until
   the result is there. *The collective's time is ``span_ms``*: from the start of its
   call to the end of its wait, waiting for slower ranks included.
-- **GPU** (NCCL; kernel times from the CUDA profiler): the call launches the NCCL
+- **GPU with NCCL** (kernel times from the CUDA profiler): the call launches the NCCL
   kernel and the wait only makes the compute stream wait for it; neither blocks the
   CPU. *The collective's time is ``device_ms``*: the device time of the NCCL kernel
   its call launched (its own kernel's ``ms``), which also holds the time the kernel
   waited on the device for the other ranks. ``span_ms`` is then the CPU side only.
+- **GPU with gloo** (ranks sharing a GPU; ``Collective.backend``): gloo reduces CUDA
+  tensors through host copies, so the device time is only those copies: the time is
+  ``span_ms``, as on the CPU.
 
 Traces recorded before ``start_ms``/``end_ms`` existed have no span: ``span_ms`` and
 ``kernels_between`` are None ("not recorded"), the rest is still given.
@@ -80,9 +83,17 @@ def collective_times(graph: Graph) -> list[CollectiveTime]:
     for k in graph.kernels:
         for name in k.nodes:
             kernel_of.setdefault(name, k)
-    device = graph.timing is not None and graph.timing.profiled_calls > 0
-    return [_time(n, waits_of.get(n.name, ()), kernel_of, graph.kernels, device)
+    profiled = graph.timing is not None and graph.timing.profiled_calls > 0
+    return [_time(n, waits_of.get(n.name, ()), kernel_of, graph.kernels, profiled)
             for n in comms if not is_wait(n)]
+
+
+def runs_on_device(c: Collective) -> bool:
+    """Whether the collective's work is device kernels (NCCL) rather than host work
+    (gloo, which also reduces CUDA tensors: through host copies). Unknown backend
+    (traces before it was recorded): taken as the device's."""
+    backend = c.backend.lower()
+    return not backend or "nccl" in backend or "gloo" not in backend
 
 
 def waits_of(graph: Graph) -> dict[str, tuple[str, ...]]:
@@ -114,10 +125,12 @@ def _waits(graph: Graph, comms: list[Node]) -> dict[str, tuple[str, ...]]:
 
 
 def _time(node: Node, waits: tuple[str, ...], kernel_of: dict[str, Kernel],
-          kernels: tuple[Kernel, ...], device: bool) -> CollectiveTime:
+          kernels: tuple[Kernel, ...], profiled: bool) -> CollectiveTime:
     own = kernel_of.get(node.name)
+    # a GPU trace's kernel ms is device time; only an NCCL collective's is its work
+    device = profiled and runs_on_device(node.collective)
     wait_kernels = list({k.name: k for w in waits if (k := kernel_of.get(w))}.values())
-    wait_times = [_host_ms(k, device) for k in wait_kernels]
+    wait_times = [_host_ms(k, profiled) for k in wait_kernels]
     span = between = None
     starts = [k.start_ms for k in wait_kernels]
     ends = [k.end_ms for k in wait_kernels]
@@ -129,16 +142,16 @@ def _time(node: Node, waits: tuple[str, ...], kernel_of: dict[str, Kernel],
                         and k.start_ms > own.start_ms and k.end_ms <= min(starts))
     return CollectiveTime(
         node=node.name, collective=node.collective, waits=waits,
-        kernel=own.name if own else "", issue_ms=_host_ms(own, device) if own else None,
+        kernel=own.name if own else "", issue_ms=_host_ms(own, profiled) if own else None,
         wait_ms=sum(wait_times) if wait_times and None not in wait_times else None,
         span_ms=span, device_ms=own.ms if own and device else None,
         kernels_between=between)
 
 
-def _host_ms(k: Kernel, device: bool) -> float | None:
+def _host_ms(k: Kernel, profiled: bool) -> float | None:
     """A kernel's time as the CPU saw it: its recorded time on the CPU; on the GPU
     (where ``ms`` is device time) the CPU-side range of its launch, when recorded."""
-    if not device:
+    if not profiled:
         return k.ms
     if k.start_ms is None or k.end_ms is None:
         return None

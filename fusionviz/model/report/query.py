@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 
 from fusionviz.model.comms.collective_times import collective_times
+from fusionviz.model.comms.reorders import moves, overlaps
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_headline
 from fusionviz.model.report.formatting import group, ms, number
 from fusionviz.model.report.graph_reasons import why_short
 from fusionviz.model.report.kernel_table import kernel_rows
 from fusionviz.model.report.ledger_table import ledger_rows
+from fusionviz.model.report.reorder_table import reorder_summary
 from fusionviz.model.report.tables import plain_text
 from fusionviz.model.trace import Graph, Round, Trace
 from fusionviz.model.tracefile.io import to_dict
@@ -75,6 +77,7 @@ def graph_row(g: Graph) -> dict:
         "resumed_after": to_dict(g.resumed_after),
         "why": why_short(g),
         "collectives": collective_json(g),
+        "reorders": reorder_json(g),
         "warnings": list(g.warnings),
         "problems": graph_problems(g),
     }
@@ -101,6 +104,25 @@ def collective_json(g: Graph) -> list[dict]:
         "device_ms": t.device_ms,
         "kernels_between": None if t.kernels_between is None else list(t.kernels_between),
     } for t in collective_times(g)]
+
+
+def reorder_json(g: Graph) -> list[dict]:
+    """Each pass that reordered ``g``'s fused nodes after fusion: its name, the nodes it
+    moved (0-based positions before and after) and, per collective, the fused nodes of
+    other work between it and its wait before and after the pass."""
+    return [{
+        "index": r.index,
+        "name": r.name,
+        "error": r.error,
+        "wall_s": r.wall_s,
+        "nodes": len(r.order_after),
+        "moved": [{"group": list(m.group), "before": m.before, "after": m.after}
+                  for m in moves(r)],
+        "overlaps": [{"collective": o.collective, "wait": o.wait, "kind": o.kind,
+                      "between_before": o.between_before, "between_after": o.between_after}
+                     for o in overlaps(g, r)],
+        "summary": reorder_summary(g, r),
+    } for r in g.reorders]
 
 
 def kernel_json(g: Graph) -> list[dict]:

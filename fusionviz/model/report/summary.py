@@ -17,6 +17,7 @@ from fusionviz.model.report.graph_reasons import (
     short_break,
     short_guard,
 )
+from fusionviz.model.report.reorder_table import reorder_summary
 from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.trace import Graph, Round, Timing, Trace
 from fusionviz.model.validate import graph_problems
@@ -55,6 +56,7 @@ def graph_lines(g: Graph) -> list[str]:
         *reason_lines(g),
         *timing_lines(t, speed),
         *collective_lines(g),
+        *reorder_lines(g),
     ]
     names = Names(g)
     for k in g.kernels:
@@ -99,6 +101,12 @@ def collective_lines(g: Graph) -> list[str]:
         lines.append(f"    {t.node}{waits}  {collective_text(t.collective)}: "
                      f"{collective_time_text(t)}")
     return lines
+
+
+def reorder_lines(g: Graph) -> list[str]:
+    """The passes that reordered the fused nodes after fusion, and what each changed."""
+    return [f"  after fusion, pass {r.index} {r.name}: {reorder_summary(g, r)}"
+            for r in g.reorders]
 
 
 def timing_lines(t: Timing | None, speed: str = "") -> list[str]:
