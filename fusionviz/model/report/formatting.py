@@ -82,11 +82,14 @@ def ms_spread(value: float | None, spread: tuple[float, ...] = (), none: str = D
 
 
 def collective_text(c) -> str:
-    """``all_reduce (sum) over group 0 of 2 ranks, 32.0 KiB``."""
+    """``all_reduce (sum) over group 0 of 2 ranks (gloo), 32.0 KiB``."""
     parts = [c.kind + (f" ({c.reduce_op})" if c.reduce_op else "")]
     if c.group:
         parts.append(f"over group {c.group}" + (f" of {c.group_size} ranks" if c.group_size
                                                else ""))
+    backend = getattr(c, "backend", "")
+    if backend:
+        parts.append(f"({backend})")
     text = " ".join(parts)
     return f"{text}, {byte_size(c.bytes)}" if c.bytes else text
 
