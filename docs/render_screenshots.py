@@ -11,6 +11,8 @@ opens (repeated blocks folded), at the final step.
 docs/gpt2-block-round1.png: the same with the blocks unfolded and blocks.3 opened, at
 fusion round 1, with the ledger.
 docs/kernel-table.png: its kernel table, sorted by time, beside the kernel's source.
+docs/reorder-pass.png: ``tests/data/ranks/gpu_comm_overlap``'s rank 0 at its first
+post-fusion pass (sink_waits_iterative) at 1280×800, the all-reduce's row selected.
 """
 
 from __future__ import annotations
@@ -74,9 +76,23 @@ def main() -> int:
     view.grab().save(str(ROOT / "docs/compare-gpu.png"))
     view.close()
     win.close()
+    win = MainWindow(settings=QSettings(os.path.join(tempfile.mkdtemp(), "fusionviz.ini"),
+                                        QSettings.IniFormat))
+    win.resize(1280, 800)
+    win.show()
+    state = win.state
+    assert win.open_trace(str(ROOT / "tests/data/ranks/gpu_comm_overlap/rank0.json.gz"))
+    state.set_step(len(state.steps) - 2)  # pass 1: sink_waits_iterative
+    win.docks["ledger"].raise_()
+    settle(app)
+    rows = win.ledger.shown_rows
+    win.ledger.select_row(next(i for i, r in enumerate(rows) if r["kind"] == "all_reduce"))
+    settle(app)
+    win.grab().save(str(ROOT / "docs/reorder-pass.png"))
+    win.close()
     settle(app)
     print("wrote docs/screenshot-gpu.png, docs/gpt2-first-view.png, docs/gpt2-block-round1.png,"
-          " docs/kernel-table.png, docs/compare-gpu.png")
+          " docs/kernel-table.png, docs/compare-gpu.png, docs/reorder-pass.png")
     return 0
 
 

@@ -73,6 +73,7 @@ def reorder_summary(graph: Graph, step: Reorder, names: Names | None = None) -> 
         parts.append(f"kept the order of all {n} fused nodes")
     for o in overlaps(graph, step):
         if o.between_after is not None:
-            parts.append(f"{o.kind} {o.collective}: {_between(o)} nodes of other work "
+            noun = "node" if o.between_after == 1 else "nodes"
+            parts.append(f"{o.kind} {o.collective}: {_between(o)} {noun} of other work "
                          "before its wait")
     return "; ".join(parts)

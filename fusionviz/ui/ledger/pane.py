@@ -188,7 +188,8 @@ class LedgerPane(QWidget):
         self._widths: dict[tuple[str, ...], list[int]] = {}  # fitted widths per column set
         bar = QHBoxLayout()
         bar.addWidget(self.title, 1)
-        bar.addWidget(QLabel("outcome:"))
+        self.outcome_label = QLabel("outcome:")
+        bar.addWidget(self.outcome_label)
         bar.addWidget(self.outcome)
         bar.addWidget(self.reason, 1)
         box = QVBoxLayout(self)
@@ -281,9 +282,10 @@ class LedgerPane(QWidget):
     def _apply_filter(self, *_args) -> None:
         outcome = self.outcome.currentText()
         step = self.state.current_step
-        filtering = step is None or step.reorder is None  # a pass's rows have no outcome
-        self.outcome.setEnabled(filtering)
-        self.reason.setEnabled(filtering)
+        filtering = step is None or step.reorder is None
+        # a pass's rows have no outcome or reason: the filters step aside for its title
+        for w in (self.outcome_label, self.outcome, self.reason):
+            w.setVisible(filtering)
         rows = filter_rows(self.all_rows, outcome=None if outcome == "all" else outcome,
                            reason=self.reason.text().strip() or None) if filtering \
             else self.all_rows
