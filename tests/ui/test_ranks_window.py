@@ -65,3 +65,25 @@ def test_a_reordering_pass_is_a_step_with_its_new_order_in_the_ledger(window):
     window.stepper.go_first()
     assert ledger.outcome.isVisibleTo(ledger)
     assert not window.errors
+
+
+def test_cancelling_a_ranks_job_ends_every_rank_and_keeps_what_each_captured(
+        window, qtbot, tmp_path, alive):
+    from fusionviz.model.run.runner import rank_paths
+    from fusionviz.model.tracefile.io import load_trace
+
+    assert window.capture_ranks(str(SCRIPTS / "rank_fails.py"), 2, device="cpu",
+                                timing=False, script_args=("hang", str(tmp_path)))
+    # both ranks compiled their step and now sleep (each wrote its pid after compiling)
+    qtbot.waitUntil(lambda: all((tmp_path / f"pid{r}").exists() for r in (0, 1)),
+                    timeout=180_000)
+    with qtbot.waitSignal(window.runner.sig_finished, timeout=60_000) as done:
+        window.runner.cancel()
+    for path in rank_paths(done.args[0], 2):
+        kept = load_trace(path)
+        assert kept.script.status == "cancelled" and kept.graphs
+    pids = [int((tmp_path / f"pid{r}").read_text()) for r in (0, 1)]
+    qtbot.waitUntil(lambda: not any(alive(p) for p in pids), timeout=10_000)
+    assert not window.errors  # the user stopped it: no dialog says it did not finish
+    assert "cancelled; what each capture had recorded is in" in \
+        window.statusBar().currentMessage()

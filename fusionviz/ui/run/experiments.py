@@ -225,24 +225,28 @@ class ExperimentActions(QObject):
     # ---- results -----------------------------------------------------------------------------
     def _on_finished(self, path: str) -> None:
         if self.runner.job in (EXPERIMENT, RANKS):  # a folder of captures to compare
-            self.open_experiment(path, written=True)
+            self.open_experiment(path, written=True, cancelled=self.runner.cancelled)
             if self.runner.write_problem:
                 self.hooks.show_error("Some rank's trace could not be written to the end: "
                                       f"{self.runner.write_problem}")
 
-    def open_experiment(self, folder: str, *, written: bool = False) -> CompareWindow | None:
+    def open_experiment(self, folder: str, *, written: bool = False,
+                        cancelled: bool = False) -> CompareWindow | None:
         """Open the comparison of an experiment folder in a tab of the window; an
         explorer with nothing open gets the experiment's baseline trace too.
-        ``written``: the experiment was just run (the status bar says so)."""
+        ``written``: the experiment was just run (the status bar says so);
+        ``cancelled``: the user stopped it (so no dialog says that it did not finish)."""
         try:
             experiment = read_experiment(folder)
         except ValueError as e:
             self.hooks.show_error(f"Cannot open the experiment: {e}")
             return None
-        failed = [v.label for v in experiment.variants if v.trace.script.status != "ok"]
-        if failed:
-            self.hooks.show_error("Some captures of the experiment did not finish cleanly: "
-                                   f"{', '.join(failed)}; their numbers may be partial.")
+        failed = [f"{v.label} ({v.trace.script.status})" for v in experiment.variants
+                  if v.trace.script.status != "ok"]
+        if failed and not cancelled:
+            what = "ranks" if experiment.kind == "ranks" else "captures of the experiment"
+            self.hooks.show_error(f"Some {what} did not finish cleanly: {', '.join(failed)}; "
+                                  "their numbers may be partial.")
         view = CompareWindow(experiment, folder)
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         view.sig_open_trace.connect(self.hooks.open_trace)
@@ -251,7 +255,8 @@ class ExperimentActions(QObject):
         if self.state.trace is None and experiment.variants:
             self.hooks.open_trace(str(Path(folder) / experiment.variants[0].file))
         self.hooks.show_view(view, f"{experiment.kind}: {Path(experiment.script).name}")
-        done = "written to" if written else "opened from"
+        done = ("cancelled; what each capture had recorded is in" if cancelled
+                else "written to" if written else "opened from")
         self.hooks.show_status(f"{experiment.kind} experiment ({len(experiment.variants)} "
                                f"captures) {done} {folder}; its comparison is in its own tab")
         return view
