@@ -99,3 +99,24 @@ def test_ranks_that_reorder_otherwise_disagree():
     fewer = dataclasses.replace(traces[1], graphs=(dataclasses.replace(graph, reorders=()),))
     assert ranks.differences(traces[0], fewer) == [
         "graph 0: reordering passes sink_waits_iterative, raise_comms vs none"]
+
+
+def test_the_ranks_report_gives_each_collective_on_every_rank():
+    from fusionviz.model.comms.collective_times import collective_times
+    from fusionviz.model.experiment import ranks
+
+    traces = [load_trace(OVERLAP / f"rank{r}.json.gz") for r in (0, 1)]
+    lines = ranks.collective_section(traces)
+    assert "### collectives on each rank" in lines
+    (row,) = [x for x in lines[-1].splitlines() if x.startswith("| 0 |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    for rank, trace in enumerate(traces):
+        (t,) = collective_times(trace.graphs[0])
+        assert cells[2 + rank] == f"{t.time_ms:.3f} ms (wait {t.wait_ms:.3f})"
+    waits = [collective_times(t.graphs[0])[0].wait_ms for t in traces]
+    low, high = sorted(waits)
+    expected = (f"rank {waits.index(low)}" if high - low > 0.25 * low
+                else "none (within noise)")
+    assert cells[-1] == expected
+    assert ranks.collective_section([load_trace(
+        Path(__file__).resolve().parents[1] / "data" / "cpu_mlp_block.json.gz")] * 2) == []

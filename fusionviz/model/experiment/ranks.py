@@ -13,9 +13,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from fusionviz.model.comms.collective_times import CollectiveTime, collective_times
 from fusionviz.model.experiment import compare as cmp
 from fusionviz.model.experiment.runs import Experiment, Variant
-from fusionviz.model.report.formatting import number
+from fusionviz.model.report.formatting import collective_text, number
 from fusionviz.model.report.tables import csv_text, markdown_text
 from fusionviz.model.trace import Graph, Trace
 
@@ -147,7 +148,48 @@ def report_markdown(script: str, traces: list[Trace],
             lines += [f"### times of rank {d.rank} beyond noise (vs rank 0)", "",
                       *[f"- {x}" for x in d.times], ""]
     lines += ["", markdown_text(["rank", *_METRICS], _metric_rows(traces))]
+    lines += collective_section(traces)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def collective_section(traces: list[Trace]) -> list[str]:
+    """Markdown: each collective's time on every rank (and its wait), and which rank
+    the others waited for; [] when no graph has a collective."""
+    per_rank = [[collective_times(g) for g in t.graphs] for t in traces]
+    rows = []
+    for gi, first in enumerate(per_rank[0] if per_rank else ()):
+        for ci, c in enumerate(first):
+            times = [ranks[gi][ci] if gi < len(ranks) and ci < len(ranks[gi]) else None
+                     for ranks in per_rank]
+            rows.append([gi, f"{c.node} {collective_text(c.collective)}",
+                         *[_rank_time(t) for t in times], _waited_for(times)])
+    if not rows:
+        return []
+    head = ["graph", "collective", *[f"rank {r}" for r in range(len(traces))],
+            "waited for"]
+    return ["", "### collectives on each rank", "",
+            "Each collective's time on the rank (its wait in brackets): on the CPU and "
+            "with gloo, from its issue to the end of its wait; with NCCL, its kernel's "
+            "device time. The rank that waited least arrived last: the others waited "
+            "for it.", "", markdown_text(head, rows)]
+
+
+def _rank_time(t: CollectiveTime | None) -> str:
+    if t is None or t.time_ms is None:
+        return "—"
+    wait = "" if t.on_device or t.wait_ms is None else f" (wait {t.wait_ms:.3f})"
+    return f"{t.time_ms:.3f} ms{wait}"
+
+
+def _waited_for(times: list[CollectiveTime | None]) -> str:
+    """The rank the others waited for, where the waits differ beyond noise."""
+    waits = [(t.device_ms if t.on_device else t.wait_ms) if t is not None else None
+             for t in times]
+    known = [(w, r) for r, w in enumerate(waits) if w is not None]
+    if len(known) < 2:
+        return "—"
+    (low, rank), high = min(known), max(w for w, _ in known)
+    return f"rank {rank}" if _apart(low, high) else "none (within noise)"
 
 
 _METRICS = ("status", "graphs", "kernels", "Compiled runtime (ms)")
