@@ -154,6 +154,21 @@ def test_summary_query_and_details_give_the_collectives_time(captured, capsys, q
         assert ("waits for" in text) == (name != t.node)
 
 
+def test_a_tensor_parallel_step_has_its_all_reduce_among_the_fused_kernels(captured):
+    """tp_step.py: DTensor's column/row-wise split of an MLP (2 ranks, gloo here; NCCL on
+    two GPUs): the forward's all-reduce is an Inductor node of the compiled graph."""
+    _folder, traces, _ = captured("tp_step.py")
+    for trace in traces:
+        assert trace.script.status == "ok"
+        forward = next(g for g in trace.graphs if g.kind == "forward")
+        (reduce,) = [n.collective for n in forward.nodes
+                     if n.collective and n.collective.kind == "all_reduce"]
+        assert (reduce.reduce_op, reduce.group_size) == ("sum", 2) and "gloo" in reduce.backend
+        (t,) = collective_times(forward)
+        assert t.waits and t.span_ms is not None and t.span_ms >= t.wait_ms >= 0
+    assert ranks.agree(traces)
+
+
 def test_ranks_that_differ_are_listed(captured):
     _folder, traces, _ = captured("dist_allreduce.py")
     other = load_trace(rank_paths(captured("ddp_step.py")[0], 2)[1])

@@ -203,9 +203,19 @@ def _group_facts(group_name: str) -> tuple[str, int]:
         from torch.distributed.distributed_c10d import _resolve_process_group
 
         pg = _resolve_process_group(group_name)
-        return str(dist.get_backend(pg)), int(dist.get_world_size(pg))
+        size = int(dist.get_world_size(pg))
     except Exception:  # noqa: BLE001 - another torch, or no such group here
         return "", 0
+    # A DeviceMesh's group says "undefined" to get_backend: its configured backend
+    # ("cpu:gloo,cuda:nccl") names what it really uses
+    for how in (lambda: dist.get_backend(pg), lambda: dist.get_backend_config(pg)):
+        try:
+            backend = str(how())
+        except Exception:  # noqa: BLE001
+            continue
+        if backend and backend != "undefined":
+            return backend, size
+    return "", size
 
 
 def node_record(snode, scheduler) -> Node:
