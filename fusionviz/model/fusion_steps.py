@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fusionviz.model.comms.reorders import moves
+from fusionviz.model.comms.reorders import comm_names, moves
 from fusionviz.model.trace import Fusion, Graph, Group, Reorder, Round
 
 
@@ -79,6 +79,7 @@ class Steps(Sequence[Step]):
         self._rounds = graph.rounds
         self._final = graph.final_groups
         self._reorders = graph.reorders
+        self._comm = comm_names(graph) if graph.reorders else frozenset()
         self._names = tuple(n.name for n in graph.nodes)
         self._done: list[Step] = []
         self._len: int | None = None
@@ -128,7 +129,7 @@ class Steps(Sequence[Step]):
         if k > len(self._rounds):  # (len() computes the steps up to the last round)
             first_pass = len(self) - len(self._reorders)
             if k >= first_pass:
-                return _reorder_step(self._reorders[k - first_pass], prev)
+                return _reorder_step(self._reorders[k - first_pass], prev, self._comm)
             return _step("final", None, self._final, prev, ())
         rnd = self._rounds[k - 1]
         after = rnd.groups_after or _apply_fusions(prev.groups, rnd.fusions)
@@ -136,11 +137,11 @@ class Steps(Sequence[Step]):
         return _step(label, rnd, after, prev, tuple((f.a, f.b) for f in rnd.fusions))
 
 
-def _reorder_step(r: Reorder, prev: Step) -> Step:
+def _reorder_step(r: Reorder, prev: Step, comm: frozenset[str]) -> Step:
     """The groups in the order the pass left them; "changed": the nodes it moved."""
     groups = tuple(map(tuple, r.order_after)) or prev.groups
     group_of = {name: i for i, members in enumerate(groups) for name in members}
-    moved = frozenset(name for m in moves(r) for name in m.group)
+    moved = frozenset(name for m in moves(r, comm) for name in m.group)
     label = f"pass {r.index}: {r.name}" + (" (failed)" if r.error else "")
     return Step(label, None, groups, group_of, moved, (), r)
 

@@ -129,7 +129,7 @@ def test_summary_query_and_details_give_the_collectives_time(captured, capsys, q
     out = capsys.readouterr().out
     (t,) = collective_times(traces[1].graphs[0])
     line = next(x for x in out.splitlines() if x.strip().startswith(f"{t.node} -> "))
-    assert "all_reduce (sum) over group 0, 32.0 KiB" in line
+    assert "all_reduce (sum) over group 0 of 2 ranks (gloo), 32.0 KiB" in line
     assert f"{t.span_ms:.3f} ms from issue to the end of its wait (issue " \
            f"{t.issue_ms:.3f} ms, wait {t.wait_ms:.3f} ms, no kernels in between)" in line
     assert main(["query", str(folder), "--json"]) == 0

@@ -5,6 +5,7 @@ Inductor's sink_waits_iterative and raise_comms passes)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from fusionviz.model.comms.reorders import collective_pairs, moves, overlaps
@@ -31,6 +32,18 @@ def test_moves_name_only_what_the_pass_moved():
     assert moves(Reorder(1, "same", order, order)) == []
     # a group listed with its members in another order is the same group
     assert moves(Reorder(1, "x", (("a", "b"), ("c",)), (("b", "a"), ("c",)))) == []
+
+
+def test_of_two_swapped_neighbours_the_collective_is_the_one_that_moved():
+    order = (("a",), ("k",), ("C",), ("z",))
+    raised = Reorder(1, "raise_comms", order, (("a",), ("C",), ("k",), ("z",)))
+    assert [(m.group, m.before, m.after) for m in moves(raised, {"C"})] == [(("C",), 2, 1)]
+    sunk = Reorder(1, "sink_waits", order, (("a",), ("C",), ("z",), ("k",)))
+    assert [m.group for m in moves(sunk, {"k"})] == [("k",)]
+    # more kept nodes always win over keeping compute: C moves past two, not two past C
+    far = Reorder(1, "x", order + (("y",),), (("C",), ("a",), ("k",), ("z",), ("y",)))
+    assert [m.group for m in moves(far, {"C"})] == [("C",)]
+    assert [m.group for m in moves(far, {"a", "k"})] == [("C",)]
 
 
 def test_the_wait_sinks_past_the_independent_matmul():
@@ -115,8 +128,14 @@ def test_the_ranks_report_gives_each_collective_on_every_rank():
         assert cells[2 + rank] == f"{t.time_ms:.3f} ms (wait {t.wait_ms:.3f})"
     waits = [collective_times(t.graphs[0])[0].wait_ms for t in traces]
     low, high = sorted(waits)
-    expected = (f"rank {waits.index(low)}" if high - low > 0.25 * low
+    expected = (f"rank {waits.index(low)}" if ranks._apart(low, high)
                 else "none (within noise)")
     assert cells[-1] == expected
+    # and the rule itself on known waits: the rank that waited least, beyond noise
+    (c,) = collective_times(traces[0].graphs[0])
+    assert ranks._waited_for([replace(c, wait_ms=2.0), replace(c, wait_ms=0.5)]) == "rank 1"
+    assert ranks._waited_for([replace(c, wait_ms=1.0), replace(c, wait_ms=1.1)]) \
+        == "none (within noise)"
+    assert ranks._waited_for([replace(c, wait_ms=1.0), None]) == "—"
     assert ranks.collective_section([load_trace(
         Path(__file__).resolve().parents[1] / "data" / "cpu_mlp_block.json.gz")] * 2) == []

@@ -17,11 +17,20 @@ _INDEX = re.compile(r"\[['\"]?([^\]'\"]+)['\"]?\]")
 
 
 def members(snode) -> Group:
-    """The pre-fusion node names a (possibly fused) scheduler node stands for."""
+    """The pre-fusion node names a (possibly fused) scheduler node stands for; a
+    grouped node (``GroupedSchedulerNode``, made by some reordering passes) holds fused
+    nodes, whose members are its members."""
     try:
-        return tuple(n.get_name() for n in snode.get_nodes())
+        inner = list(snode.get_nodes())
     except Exception:  # noqa: BLE001 - unknown node kinds: fall back to the name
         return (snode.get_name(),)
+    out: list[str] = []
+    for n in inner:
+        if n is snode:
+            out.append(n.get_name())
+        else:
+            out.extend(members(n))
+    return tuple(out)
 
 
 def category(snode) -> str:

@@ -4,12 +4,12 @@ moved, and how much compute now sits between each collective and its wait.
 A pass that sinks one wait past three kernels shifts those three kernels by one place
 too; "moved" names only the wait. The moved groups are the fewest whose removal leaves
 the rest in the same relative order: everything outside a longest increasing
-subsequence of the new positions.
+subsequence of the new positions (on a tie, the one that keeps compute in place).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from fusionviz.model.comms.collective_times import is_wait, waits_of
@@ -38,32 +38,45 @@ class Overlap:
     between_after: int | None
 
 
-def moves(step: Reorder) -> list[Move]:
-    """The groups ``step`` moved, in their new order."""
+def moves(step: Reorder, collectives: Collection[str] = ()) -> list[Move]:
+    """The groups ``step`` moved, in their new order.
+
+    Where either of two nodes could be the one that moved (neighbours that swapped),
+    the one holding a node of ``collectives`` (collectives and waits: what these passes
+    move) is named, and compute stays put."""
     key = frozenset
     after_at = {key(g): i for i, g in enumerate(step.order_after)}
     before = [g for g in step.order_before if key(g) in after_at]
-    kept = _longest_increasing([after_at[key(g)] for g in before])
+    comm = set(collectives)
+    n = len(before)
+    # keep the most nodes; among those, the most compute nodes
+    weights = [n + 1 + (not any(m in comm for m in g)) for g in before]
+    kept = _heaviest_increasing([after_at[key(g)] for g in before], weights)
     out = [Move(tuple(g), i, after_at[key(g)])
            for i, g in enumerate(before) if i not in kept]
     return sorted(out, key=lambda m: m.after)
 
 
-def _longest_increasing(values: list[int]) -> set[int]:
-    """Indexes into ``values`` of one longest strictly increasing subsequence."""
-    tails: list[int] = []  # smallest tail value of an increasing run of each length
-    tail_at: list[int] = []  # index of that tail
+def _heaviest_increasing(values: list[int], weights: list[int]) -> set[int]:
+    """Indexes into ``values`` (distinct ints >= 0) of a strictly increasing
+    subsequence of the greatest total weight (a Fenwick tree of the best chain ending
+    at each value: O(n log n))."""
+    size = max(values, default=-1) + 2
+    tree: list[tuple[int, int]] = [(0, -1)] * (size + 1)  # (weight, index) per prefix
     parent = [-1] * len(values)
+    best_at = [0] * len(values)
     for i, v in enumerate(values):
-        k = bisect_left(tails, v)
-        if k == len(tails):
-            tails.append(v)
-            tail_at.append(i)
-        else:
-            tails[k], tail_at[k] = v, i
-        parent[i] = tail_at[k - 1] if k else -1
+        j, best = v, (0, -1)  # the best chain over values < v
+        while j > 0:
+            best = max(best, tree[j])
+            j -= j & -j
+        parent[i], best_at[i] = best[1], best[0] + weights[i]
+        j = v + 1
+        while j <= size:
+            tree[j] = max(tree[j], (best_at[i], i))
+            j += j & -j
     out: set[int] = set()
-    i = tail_at[-1] if tail_at else -1
+    i = max(range(len(values)), key=best_at.__getitem__, default=-1)
     while i >= 0:
         out.add(i)
         i = parent[i]
@@ -78,23 +91,31 @@ def collective_pairs(graph: Graph) -> list[tuple[str, str]]:
             if n.collective is not None and not is_wait(n)]
 
 
+def comm_names(graph: Graph) -> frozenset[str]:
+    """The graph's collective and wait nodes (what overlap passes move)."""
+    return frozenset(n.name for n in graph.nodes if n.collective is not None)
+
+
 def overlaps(graph: Graph, step: Reorder) -> list[Overlap]:
-    """Per collective of ``graph``: other fused nodes between it and its wait, before
-    and after ``step``."""
+    """Per collective of ``graph``: kernels of other work (neither collectives nor
+    no-op nodes) between it and its wait, before and after ``step``."""
     kinds = {n.name: n.collective.kind for n in graph.nodes if n.collective is not None}
+    work = {n.name for n in graph.nodes if n.collective is None and n.category != "nop"}
+    orders = [(_positions(o), o) for o in (step.order_before, step.order_after)]
     out = []
     for coll, wait in collective_pairs(graph):
-        out.append(Overlap(coll, wait, kinds.get(coll, ""),
-                           _between(step.order_before, coll, wait, kinds),
-                           _between(step.order_after, coll, wait, kinds)))
+        before, after = (_between(where, order, coll, wait, work) for where, order in orders)
+        out.append(Overlap(coll, wait, kinds.get(coll, ""), before, after))
     return out
 
 
-def _between(order: tuple[Group, ...], coll: str, wait: str,
-             kinds: dict[str, str]) -> int | None:
-    where = {name: i for i, g in enumerate(order) for name in g}
+def _positions(order: tuple[Group, ...]) -> dict[str, int]:
+    return {name: i for i, g in enumerate(order) for name in g}
+
+
+def _between(where: dict[str, int], order: tuple[Group, ...], coll: str, wait: str,
+             work: set[str]) -> int | None:
     if coll not in where or wait not in where:
         return None
     lo, hi = where[coll], where[wait]
-    # other work: groups that are not only collectives or waits
-    return sum(1 for g in order[lo + 1:hi] if any(name not in kinds for name in g))
+    return sum(1 for g in order[lo + 1:hi] if any(name in work for name in g))

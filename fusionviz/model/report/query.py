@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from fusionviz.model.comms.collective_times import collective_times
-from fusionviz.model.comms.reorders import moves, overlaps
+from fusionviz.model.comms.reorders import comm_names, moves, overlaps
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_headline
 from fusionviz.model.report.formatting import group, ms, number
@@ -94,10 +94,11 @@ def collective_json(g: Graph) -> list[dict]:
         "reduce_op": t.collective.reduce_op,
         "group_size": t.collective.group_size,
         "bytes": t.collective.bytes,
+        "backend": t.collective.backend,
         "waits": list(t.waits),
         "kernel": t.kernel,
         "time_ms": t.time_ms,
-        "time_kind": "device" if t.on_device else "span",
+        "time_kind": None if t.time_ms is None else "device" if t.on_device else "span",
         "issue_ms": t.issue_ms,
         "wait_ms": t.wait_ms,
         "span_ms": t.span_ms,
@@ -117,7 +118,7 @@ def reorder_json(g: Graph) -> list[dict]:
         "wall_s": r.wall_s,
         "nodes": len(r.order_after),
         "moved": [{"group": list(m.group), "before": m.before, "after": m.after}
-                  for m in moves(r)],
+                  for m in moves(r, comm_names(g))],
         "overlaps": [{"collective": o.collective, "wait": o.wait, "kind": o.kind,
                       "between_before": o.between_before, "between_after": o.between_after}
                      for o in overlaps(g, r)],

@@ -4,7 +4,7 @@ work now runs between it and its wait."""
 
 from __future__ import annotations
 
-from fusionviz.model.comms.reorders import collective_pairs, moves, overlaps
+from fusionviz.model.comms.reorders import collective_pairs, comm_names, moves, overlaps
 from fusionviz.model.names import Names
 from fusionviz.model.trace import Graph, Reorder
 
@@ -12,12 +12,12 @@ from fusionviz.model.trace import Graph, Reorder
 def reorder_rows(graph: Graph, step: Reorder, names: Names | None = None) -> list[dict]:
     """One row per fused node, in the order ``step`` left them: position, was (its
     position before, 1-based), moved (``↓2``: two places later), the node and what it
-    is, its kind (compute or the collective's kind) and, for a collective, the fused
-    nodes of other work between it and its wait (``0 → 2``). ``group_a``/``group_b``
+    is, its kind (compute or the collective's kind) and, for a collective, the kernels
+    of other work between it and its wait (``0 → 2``). ``group_a``/``group_b``
     (not shown): the node and, for a collective, its wait, to highlight."""
     names = names or Names(graph)
     before = {frozenset(g): i for i, g in enumerate(step.order_before)}
-    moved = {frozenset(m.group) for m in moves(step)}
+    moved = {frozenset(m.group) for m in moves(step, comm_names(graph))}
     kinds = {n.name: n.collective.kind for n in graph.nodes if n.collective is not None}
     waits = dict(collective_pairs(graph))
     over = {o.collective: o for o in overlaps(graph, step)}
@@ -57,12 +57,12 @@ def _between(o) -> str:
 
 
 def reorder_summary(graph: Graph, step: Reorder, names: Names | None = None) -> str:
-    """``moved 1 of 6 fused nodes (op2 ↓2); all_reduce op1: 0 → 2 nodes of other work
+    """``moved 1 of 6 fused nodes (op2 ↓2); all_reduce op1: 0 → 2 kernels of other work
     before its wait``, or why nothing changed."""
     names = names or Names(graph)
     if step.error:
         return f"the pass failed: {step.error}"
-    moved = moves(step)
+    moved = moves(step, comm_names(graph))
     n = len(step.order_after)
     parts = []
     if moved:
@@ -73,7 +73,7 @@ def reorder_summary(graph: Graph, step: Reorder, names: Names | None = None) -> 
         parts.append(f"kept the order of all {n} fused nodes")
     for o in overlaps(graph, step):
         if o.between_after is not None:
-            noun = "node" if o.between_after == 1 else "nodes"
+            noun = "kernel" if o.between_after == 1 else "kernels"
             parts.append(f"{o.kind} {o.collective}: {_between(o)} {noun} of other work "
                          "before its wait")
     return "; ".join(parts)
