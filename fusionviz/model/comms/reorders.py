@@ -27,7 +27,7 @@ class Move:
 
 @dataclass(frozen=True)
 class Overlap:
-    """A collective and its wait: the fused nodes of other work between them, before and
+    """A collective and its wait: the kernels of other work between them, before and
     after the pass (more of them: more compute can run while the collective is in
     flight). ``None``: the wait is not in that order."""
 
