@@ -13,6 +13,8 @@ fusion round 1, with the ledger.
 docs/kernel-table.png: its kernel table, sorted by time, beside the kernel's source.
 docs/reorder-pass.png: ``tests/data/ranks/gpu_comm_overlap``'s rank 0 at its first
 post-fusion pass (sink_waits_iterative) at 1280×800, the all-reduce's row selected.
+docs/timeline.png: the same trace's Timeline chart (the matmul running while the
+all-reduce is in flight).
 """
 
 from __future__ import annotations
@@ -89,10 +91,15 @@ def main() -> int:
     win.ledger.select_row(next(i for i, r in enumerate(rows) if r["kind"] == "all_reduce"))
     settle(app)
     win.grab().save(str(ROOT / "docs/reorder-pass.png"))
+    win.docks["charts"].raise_()
+    win.charts_pane.tabs.setCurrentWidget(win.charts_pane.timeline_chart)
+    settle(app)
+    win.grab().save(str(ROOT / "docs/timeline.png"))
     win.close()
     settle(app)
     print("wrote docs/screenshot-gpu.png, docs/gpt2-first-view.png, docs/gpt2-block-round1.png,"
-          " docs/kernel-table.png, docs/compare-gpu.png, docs/reorder-pass.png")
+          " docs/kernel-table.png, docs/compare-gpu.png, docs/reorder-pass.png,"
+          " docs/timeline.png")
     return 0
 
 

@@ -214,3 +214,45 @@ def test_a_graph_of_many_kernels_charts_its_slowest(qtbot):
     top, bottom = plot.getViewBox().viewRange()[1]  # rows with room for their labels
     row_px = plot.getViewBox().height() / (bottom - top)
     assert row_px >= 16 and top >= -0.5 and bottom <= MAX_BARS - 0.5
+
+
+def test_the_timeline_shows_compute_running_while_the_all_reduce_is_in_flight(qtbot):
+    """A real 2-rank capture (gloo, CPU): the matmul and tanh kernels ran between the
+    all-reduce's issue and its wait, after the sink_waits pass moved the wait."""
+    from pathlib import Path
+
+    from fusionviz.model.comms.collective_times import collective_times
+
+    trace = load_trace(Path(__file__).resolve().parents[1] / "data" / "ranks"
+                       / "cpu_comm_overlap" / "rank0.json.gz")
+    pane = make_pane(qtbot, trace)
+    pane.tabs.setCurrentWidget(pane.timeline_chart)
+    chart = pane.timeline_chart
+    graph = trace.graphs[0]
+    assert chart.has_data() and chart.data["clock"] == "wall"
+    assert chart.names == [k.name for k in graph.kernels]  # every kernel, in call order
+    (span,) = chart.data["spans"]
+    (t,) = collective_times(graph)
+    assert span["node"] == t.node and abs((span["end"] - span["start"]) - t.span_ms) < 1e-9
+    lanes = dict(zip(chart.names, chart.bars._lanes))
+    assert {n for n, lane in lanes.items() if lane == 1} == {
+        k.name for k in graph.kernels if "c10d_functional" in k.name}
+    between = len(t.kernels_between)
+    title = chart.plot_widget.getItem(0, 0).titleLabel.text
+    assert f"{between} compute kernels ran while one was" in title and between == 2
+    # clicking a compute bar that ran while the all-reduce was in flight selects it
+    mm = chart.names.index(t.kernels_between[0])
+    x = (chart.bars._x0[mm] + chart.bars._x1[mm]) / 2
+    assert chart.bars.bar_at(QPointF(x, 0.0)) == mm
+    chart.bars.sig_bar_clicked.emit(mm)
+    assert pane._state.kernel == t.kernels_between[0]
+
+
+def test_the_timeline_of_a_trace_without_kernel_start_times_says_so(qtbot):
+    from pathlib import Path
+
+    old = Path(__file__).resolve().parents[1] / "data" / "cpu_mlp_block.json.gz"
+    pane = make_pane(qtbot, load_trace(old))
+    pane.tabs.setCurrentWidget(pane.timeline_chart)
+    assert not pane.timeline_chart.has_data()
+    assert "No kernel start and end times" in pane.timeline_chart.message.text()

@@ -1,10 +1,12 @@
-"""Chart data for a graph: kernel times, per-step node and traffic series, benchmarks.
+"""Chart data for a graph: kernel times, per-step node and traffic series, benchmarks,
+and the timeline of one graph call.
 
 Pure lists and dicts, so charts (pyqtgraph) and exports draw the same numbers.
 """
 
 from __future__ import annotations
 
+from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.trace import Graph, Kernel
 
@@ -94,3 +96,35 @@ def benchmark_points(graph: Graph) -> list[dict]:
                 }
             )
     return points
+
+
+def timeline(graph: Graph) -> dict:
+    """When each kernel ran within one graph call, and each collective's span.
+
+    ``kernels``: ``{name, start, end, collective}`` per kernel with ``start_ms`` and
+    ``end_ms``, in call order (``collective``: the kernel is a collective's call or its
+    wait); ``spans``: ``{node, kind, start, end, wait_start, kernel}`` per collective
+    whose call and wait both have them: from its issue to the end of its (last) wait,
+    and when the wait began. ``clock``: what the times are (``wall``: the kernels'
+    own calls, on the CPU; ``launch``: the CPU side of each launch, on the GPU, where
+    the device runs them later). Empty lists for traces recorded before kernels'
+    start and end were."""
+    kernels = [k for k in graph.kernels if k.start_ms is not None and k.end_ms is not None]
+    by_name = {k.name: k for k in kernels}
+    times = collective_times(graph)
+    comm = {t.kernel for t in times} | {k.name for k in kernels
+                                        if "c10d_functional.wait" in k.name}
+    spans = []
+    for t in times:
+        own = by_name.get(t.kernel)
+        waits = [by_name[k.name] for k in graph.kernels
+                 if any(w in k.nodes for w in t.waits) and k.name in by_name]
+        if own is None or not waits:
+            continue
+        spans.append({"node": t.node, "kind": t.collective.kind, "start": own.start_ms,
+                      "end": max(w.end_ms for w in waits),
+                      "wait_start": min(w.start_ms for w in waits), "kernel": own.name})
+    profiled = graph.timing is not None and graph.timing.profiled_calls > 0
+    return {"kernels": [{"name": k.name, "start": k.start_ms, "end": k.end_ms,
+                         "collective": k.name in comm} for k in kernels],
+            "spans": spans, "clock": "launch" if profiled else "wall"}

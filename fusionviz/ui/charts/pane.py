@@ -29,6 +29,7 @@ from fusionviz.model.report.chart_data import (
 )
 from fusionviz.model.trace import Graph
 from fusionviz.ui.charts.page import ChartPage, OnScreenWatcher, on_screen
+from fusionviz.ui.charts.timeline import TimelineChart
 from fusionviz.ui.theme import OUTCOME_COLORS
 from fusionviz.ui.view_state import ViewState
 
@@ -326,7 +327,7 @@ def _group(names) -> str:
 
 
 class ChartsPane(QWidget):
-    """The three charts as tabs, following the shown graph; only the chart in front is drawn."""
+    """The charts as tabs, following the shown graph; only the chart in front is drawn."""
 
     def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -334,10 +335,12 @@ class ChartsPane(QWidget):
         self.kernel_chart = KernelTimeChart(state, self)
         self.round_chart = RoundChart(state, self)
         self.benchmark_chart = BenchmarkChart(state, self)
+        self.timeline_chart = TimelineChart(state, self)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.kernel_chart, "Kernel time")
         self.tabs.addTab(self.round_chart, "Rounds")
         self.tabs.addTab(self.benchmark_chart, "Benchmark fusion")
+        self.tabs.addTab(self.timeline_chart, "Timeline")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
@@ -347,7 +350,8 @@ class ChartsPane(QWidget):
 
     def _on_graph_changed(self, _index: int = -1) -> None:
         graph = self._state.graph
-        for chart in (self.kernel_chart, self.round_chart, self.benchmark_chart):
+        for chart in (self.kernel_chart, self.round_chart, self.benchmark_chart,
+                      self.timeline_chart):
             chart.set_graph(graph)
 
     def _refresh_if_on_screen(self) -> None:
