@@ -101,9 +101,10 @@ def benchmark_points(graph: Graph) -> list[dict]:
 def timeline(graph: Graph) -> dict:
     """When each kernel ran within one graph call, and each collective's span.
 
-    ``kernels``: ``{name, start, end, collective}`` per kernel with ``start_ms`` and
-    ``end_ms``, in call order (``collective``: the kernel is a collective's call or its
-    wait); ``spans``: ``{node, kind, start, end, wait_start, kernel}`` per collective
+    ``kernels``: ``{name, start, end, collective, calls}`` per kernel with ``start_ms``
+    and ``end_ms``, in call order (``collective``: the kernel is a collective's call or
+    its wait; a kernel launched ``calls`` > 1 times spans its first start to its last
+    end); ``spans``: ``{node, kind, start, end, wait_start, kernel}`` per collective
     whose call and wait both have them: from its issue to the end of its (last) wait,
     and when the wait began. ``clock``: what the times are (``wall``: the kernels'
     own calls, on the CPU; ``launch``: the CPU side of each launch, on the GPU, where
@@ -126,5 +127,5 @@ def timeline(graph: Graph) -> dict:
                       "wait_start": min(w.start_ms for w in waits), "kernel": own.name})
     profiled = graph.timing is not None and graph.timing.profiled_calls > 0
     return {"kernels": [{"name": k.name, "start": k.start_ms, "end": k.end_ms,
-                         "collective": k.name in comm} for k in kernels],
+                         "collective": k.name in comm, "calls": k.calls} for k in kernels],
             "spans": spans, "clock": "launch" if profiled else "wall"}

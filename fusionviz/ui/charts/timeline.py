@@ -113,7 +113,7 @@ class TimelineChart(ChartPage):
             [1 if k["collective"] else 0 for k in kernels],
             [comm if k["collective"] else QColor(colors.get(k["name"], "#888888"))
              for k in kernels],
-            [f"{k['name']}\n{k['start']:.4g} – {k['end']:.4g} ms" for k in kernels])
+            [_kernel_tip(k) for k in kernels])
         self._bars.sig_bar_clicked.connect(self._on_bar_clicked)
         plot.addItem(self._bars)
         plot.getAxis("left").setTicks([list(enumerate(LANES))])
@@ -135,6 +135,12 @@ def _title(kernels: list[dict], spans: list[dict]) -> str:
     return (f"one call of the graph (medians of the timed calls): {len(spans)} "
             f"collective{'s' if len(spans) != 1 else ''} in flight, {inside} compute "
             f"kernel{'s' if inside != 1 else ''} ran while one was")
+
+
+def _kernel_tip(k: dict) -> str:
+    calls = k.get("calls", 1)
+    many = f" ({calls} launches: the first's start to the last's end)" if calls > 1 else ""
+    return f"{k['name']}\n{k['start']:.4g} – {k['end']:.4g} ms{many}"
 
 
 def _span_tip(s: dict) -> str:
