@@ -215,6 +215,17 @@ class Reorder:
 
 
 @dataclass(frozen=True)
+class CommPass:
+    """An FX pass before lowering that changed the graph's collectives, e.g. Inductor's
+    ``bucket_all_gathers`` merging all-gathers into one (``config.bucket_all_gathers_fx``):
+    how many of each kind there were before and after it."""
+
+    name: str  # the pass as Inductor names it (GraphTransformObserver's pass name)
+    before: dict = field(default_factory=dict)  # collective kind -> count
+    after: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Kernel:
     """A generated kernel (Triton, C++) or an extern call, in call order."""
 
@@ -308,6 +319,7 @@ class Graph:
     recompile_reasons: tuple[str, ...] = ()
     resumed_after: BreakReason | None = None
     reorders: tuple[Reorder, ...] = ()  # passes that reordered the nodes after fusion
+    comm_passes: tuple[CommPass, ...] = ()  # FX passes before lowering that changed collectives
 
 
 @dataclass(frozen=True)

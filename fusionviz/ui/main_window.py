@@ -38,6 +38,7 @@ from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
 from fusionviz.model.queries import load_warning
+from fusionviz.model.report.formatting import comm_pass_text
 from fusionviz.model.report.script_status import script_failure
 from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.tracefile.io import load_trace
@@ -435,6 +436,8 @@ class MainWindow(QMainWindow):
         graph = self.state.graph
         if graph is not None:
             lines += [f"graph {graph.index}: {w}" for w in graph.warnings]
+            lines += [f"graph {graph.index}, before lowering: {comm_pass_text(cp)}"
+                      for cp in graph.comm_passes]
             if self._checked[0] is not graph:  # once per graph shown
                 self._checked = (graph, graph_problems(graph))
             lines += [f"graph {graph.index} does not hold together: {p}"

@@ -169,6 +169,27 @@ def test_a_tensor_parallel_step_has_its_all_reduce_among_the_fused_kernels(captu
     assert ranks.agree(traces)
 
 
+def test_bucketing_before_lowering_is_recorded_and_said(captured, capsys):
+    """all_gather_bucketing.py: Inductor's FX bucketing merges three all-gathers into
+    one before lowering; the graph the scheduler gets has one, and the pass says so."""
+    folder, traces, _ = captured("all_gather_bucketing.py")
+    for trace in traces:
+        (graph,) = trace.graphs
+        (cp,) = graph.comm_passes
+        assert cp.name == "bucket_all_gathers"
+        assert (cp.before["all_gather_into_tensor"], cp.before["wait_tensor"]) == (3, 3)
+        gathers = [n.collective.kind for n in graph.nodes
+                   if n.collective and n.collective.kind != "wait_tensor"]
+        assert len(gathers) == sum(v for k, v in cp.after.items() if k != "wait_tensor") == 1
+        assert not trace.problems
+    assert main(["summary", str(folder / "rank0.json.gz")]) == 0
+    assert "before lowering, bucket_all_gathers: 3 all_gather_into_tensor, 3 wait_tensor" \
+        " → 1 " in capsys.readouterr().out
+    assert main(["query", str(folder / "rank0.json.gz"), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["graphs"][0]["comm_passes"]
+    assert row["name"] == "bucket_all_gathers" and row["before"]["all_gather_into_tensor"] == 3
+
+
 def test_ranks_that_differ_are_listed(captured):
     _folder, traces, _ = captured("dist_allreduce.py")
     other = load_trace(rank_paths(captured("ddp_step.py")[0], 2)[1])

@@ -87,3 +87,12 @@ def test_cancelling_a_ranks_job_ends_every_rank_and_keeps_what_each_captured(
     assert not window.errors  # the user stopped it: no dialog says it did not finish
     assert "cancelled; what each capture had recorded is in" in \
         window.statusBar().currentMessage()
+
+
+def test_bucketing_before_lowering_is_a_notice_of_the_graph(window):
+    folder = Path(__file__).resolve().parents[1] / "data" / "ranks" / "cpu_all_gather_bucketing"
+    assert window.open_trace(str(folder / "rank0.json.gz"))
+    lines = window.notice_lines()
+    assert "graph 0, before lowering: bucket_all_gathers: 3 all_gather_into_tensor, " \
+           "3 wait_tensor → 1 all_gather_into_tensor_out, 1 wait_tensor" in lines
+    assert "bucket_all_gathers" in window.notices.toPlainText()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from fusionviz.model.capture.kernels import KernelRecord
 from fusionviz.model.capture.nodes import edges, members, node_record
 from fusionviz.model.capture.rounds import RoundRecorder
-from fusionviz.model.trace import Graph, Group, Node, Reorder, Round, Timing
+from fusionviz.model.trace import CommPass, Graph, Group, Node, Reorder, Round, Timing
 
 
 @dataclass
@@ -33,6 +33,7 @@ class GraphRecord:
     timing: Timing | None = None
     warnings: list[str] = field(default_factory=list)
     reorders: list[Reorder] = field(default_factory=list)  # post-fusion order passes
+    comm_passes: list[CommPass] = field(default_factory=list)  # FX passes on collectives
 
     def snapshot_nodes(self, scheduler, snodes) -> None:
         """Record the pre-fusion nodes (first ``fuse_nodes`` call of a scheduler)."""
@@ -67,6 +68,7 @@ class GraphRecord:
             timing=self.timing,
             warnings=tuple(self.warnings),
             reorders=tuple(self.reorders),
+            comm_passes=tuple(self.comm_passes),
         )
 
 

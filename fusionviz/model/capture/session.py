@@ -107,6 +107,9 @@ class Recorder:
         self.baselines: dict[str, Baseline] = {}  # compile id → its Dynamo graph run eagerly
         self.reasons = DynamoReasons()  # compile id → graph-break and recompile reasons
         self.current: GraphRecord | None = None
+        # FX passes that changed collectives, seen before the graph they belong to starts
+        # lowering (post-grad passes run before GraphLowering): the next graph takes them
+        self.pending_comm_passes: list = []
         self.problems: list[Problem] = []
         self.warnings: list[str] = []
         self.config: dict = {}
@@ -131,6 +134,7 @@ class Recorder:
         kind = "backward" if getattr(graph_lowering, "is_backward", False) else (
             "inference" if getattr(graph_lowering, "is_inference", False) else "forward")
         g = GraphRecord(index=len(self.graphs), compile_id=str(cid) if cid else "", kind=kind)
+        g.comm_passes, self.pending_comm_passes = self.pending_comm_passes, []
         if not self.config:
             self.config = {**_config_snapshot(), **self.requested}
         self.graphs.append(g)

@@ -94,6 +94,15 @@ def collective_text(c) -> str:
     return f"{text}, {byte_size(c.bytes)}" if c.bytes else text
 
 
+def comm_pass_text(cp) -> str:
+    """``bucket_all_gathers: 3 all_gather_into_tensor, 3 wait_tensor → 1
+    all_gather_into_tensor_out, 1 wait_tensor`` (a ``trace.CommPass``)."""
+    def counts(d: dict) -> str:
+        return ", ".join(f"{n} {kind}" for kind, n in sorted(d.items())) or "none"
+
+    return f"{cp.name}: {counts(cp.before)} → {counts(cp.after)}"
+
+
 def collective_time_text(t) -> str:
     """What a collective took (a ``comms.collective_times.CollectiveTime``): ``0.930 ms
     from issue to the end of its wait (issue 0.666 ms, wait 0.285 ms, no kernels in

@@ -78,6 +78,8 @@ def graph_row(g: Graph) -> dict:
         "why": why_short(g),
         "collectives": collective_json(g),
         "reorders": reorder_json(g),
+        "comm_passes": [{"name": cp.name, "before": dict(cp.before), "after": dict(cp.after)}
+                        for cp in g.comm_passes],
         "warnings": list(g.warnings),
         "problems": graph_problems(g),
     }

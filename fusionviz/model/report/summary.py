@@ -8,6 +8,7 @@ from fusionviz.model.queries import graph_summary, load_warning, time_kind
 from fusionviz.model.report.formatting import (
     collective_text,
     collective_time_text,
+    comm_pass_text,
     ms,
     ms_spread,
 )
@@ -104,9 +105,11 @@ def collective_lines(g: Graph) -> list[str]:
 
 
 def reorder_lines(g: Graph) -> list[str]:
-    """The passes that reordered the fused nodes after fusion, and what each changed."""
-    return [f"  after fusion, pass {r.index} {r.name}: {reorder_summary(g, r)}"
-            for r in g.reorders]
+    """The passes that changed the graph's collectives before lowering (bucketing) and
+    the passes that reordered the fused nodes after fusion, and what each changed."""
+    return ([f"  before lowering, {comm_pass_text(cp)}" for cp in g.comm_passes]
+            + [f"  after fusion, pass {r.index} {r.name}: {reorder_summary(g, r)}"
+               for r in g.reorders])
 
 
 def timing_lines(t: Timing | None, speed: str = "") -> list[str]:
