@@ -38,6 +38,7 @@ class CollectiveTime:
     collective: Collective  # its kind, group, reduce op, group size and bytes
     waits: tuple[str, ...] = ()  # the wait_tensor node(s) waiting on it, in node order
     kernel: str = ""  # the collective's kernel ("" when it has none)
+    wait_kernels: tuple[str, ...] = ()  # the kernels of its wait(s), in call order
     # the time of the collective's own call and of its wait(s) as the CPU saw them:
     # the calls' wall time on the CPU, the CPU side of the launches on the GPU
     issue_ms: float | None = None
@@ -142,7 +143,8 @@ def _time(node: Node, waits: tuple[str, ...], kernel_of: dict[str, Kernel],
                         and k.start_ms > own.start_ms and k.end_ms <= min(starts))
     return CollectiveTime(
         node=node.name, collective=node.collective, waits=waits,
-        kernel=own.name if own else "", issue_ms=_host_ms(own, profiled) if own else None,
+        kernel=own.name if own else "", wait_kernels=tuple(k.name for k in wait_kernels),
+        issue_ms=_host_ms(own, profiled) if own else None,
         wait_ms=sum(wait_times) if wait_times and None not in wait_times else None,
         span_ms=span, device_ms=own.ms if own and device else None,
         kernels_between=between)

@@ -7,7 +7,9 @@ Pure lists and dicts, so charts (pyqtgraph) and exports draw the same numbers.
 from __future__ import annotations
 
 from fusionviz.model.comms.collective_times import collective_times
+from fusionviz.model.comms.reorders import comm_names
 from fusionviz.model.fusion_steps import fusion_steps
+from fusionviz.model.queries import time_kind
 from fusionviz.model.trace import Graph, Kernel
 
 
@@ -104,28 +106,29 @@ def timeline(graph: Graph) -> dict:
     ``kernels``: ``{name, start, end, collective, calls}`` per kernel with ``start_ms``
     and ``end_ms``, in call order (``collective``: the kernel is a collective's call or
     its wait; a kernel launched ``calls`` > 1 times spans its first start to its last
-    end); ``spans``: ``{node, kind, start, end, wait_start, kernel}`` per collective
-    whose call and wait both have them: from its issue to the end of its (last) wait,
-    and when the wait began. ``clock``: what the times are (``wall``: the kernels'
+    end); ``spans``: ``{node, kind, start, end, wait_start, kernel, between}`` per
+    collective whose call and wait both have them: from its issue to the end of its
+    (last) wait, when the wait began, and the compute kernels that ran in between
+    (``CollectiveTime.kernels_between``, collectives left out). ``clock``: what the times are (``wall``: the kernels'
     own calls, on the CPU; ``launch``: the CPU side of each launch, on the GPU, where
     the device runs them later). Empty lists for traces recorded before kernels'
     start and end were."""
     kernels = [k for k in graph.kernels if k.start_ms is not None and k.end_ms is not None]
     by_name = {k.name: k for k in kernels}
-    times = collective_times(graph)
-    comm = {t.kernel for t in times} | {k.name for k in kernels
-                                        if "c10d_functional.wait" in k.name}
+    comm_nodes = comm_names(graph)
+    comm = {k.name for k in kernels if any(n in comm_nodes for n in k.nodes)}
     spans = []
-    for t in times:
+    for t in collective_times(graph):
         own = by_name.get(t.kernel)
-        waits = [by_name[k.name] for k in graph.kernels
-                 if any(w in k.nodes for w in t.waits) and k.name in by_name]
+        waits = [by_name[name] for name in t.wait_kernels if name in by_name]
         if own is None or not waits:
             continue
         spans.append({"node": t.node, "kind": t.collective.kind, "start": own.start_ms,
                       "end": max(w.end_ms for w in waits),
-                      "wait_start": min(w.start_ms for w in waits), "kernel": own.name})
-    profiled = graph.timing is not None and graph.timing.profiled_calls > 0
+                      "wait_start": min(w.start_ms for w in waits), "kernel": own.name,
+                      "between": tuple(n for n in t.kernels_between or () if n not in comm)})
     return {"kernels": [{"name": k.name, "start": k.start_ms, "end": k.end_ms,
-                         "collective": k.name in comm, "calls": k.calls} for k in kernels],
-            "spans": spans, "clock": "launch" if profiled else "wall"}
+                         "collective": k.name in comm,
+                         "calls": k.calls} for k in kernels],
+            "spans": spans,
+            "clock": "launch" if time_kind(graph.timing) == "device" else "wall"}

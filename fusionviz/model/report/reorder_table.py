@@ -4,7 +4,7 @@ work now runs between it and its wait."""
 
 from __future__ import annotations
 
-from fusionviz.model.comms.reorders import collective_pairs, comm_names, moves, overlaps
+from fusionviz.model.comms.reorders import comm_names, moves, overlaps
 from fusionviz.model.names import Names
 from fusionviz.model.trace import Graph, Reorder
 
@@ -19,15 +19,13 @@ def reorder_rows(graph: Graph, step: Reorder, names: Names | None = None) -> lis
     before = {frozenset(g): i for i, g in enumerate(step.order_before)}
     moved = {frozenset(m.group) for m in moves(step, comm_names(graph))}
     kinds = {n.name: n.collective.kind for n in graph.nodes if n.collective is not None}
-    waits = dict(collective_pairs(graph))
     over = {o.collective: o for o in overlaps(graph, step)}
     at = {name: g for g in step.order_after for name in g}
     rows = []
     for i, group in enumerate(step.order_after):
         key = frozenset(group)
         was = before.get(key)
-        coll = next((m for m in group if m in over), None)
-        o = over.get(coll) if coll else None
+        o = next((over[m] for m in group if m in over), None)
         rows.append({
             "position": i + 1,
             "was": None if was is None else was + 1,
@@ -37,7 +35,7 @@ def reorder_rows(graph: Graph, step: Reorder, names: Names | None = None) -> lis
                     or "compute",
             "between issue and wait": _between(o) if o else "",
             "group_a": tuple(group),
-            "group_b": tuple(at.get(waits.get(coll, ""), group)) if coll else tuple(group),
+            "group_b": tuple(at.get(o.wait, group)) if o else tuple(group),
         })
     return rows
 

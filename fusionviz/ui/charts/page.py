@@ -2,14 +2,15 @@
 
 ``ChartPage`` is a plot or a message; it draws a graph when it is on screen or when its
 data is read, so hidden charts cost nothing when a large trace is opened.
-``OnScreenWatcher`` reports when a widget may have come on screen.
+``OnScreenWatcher`` reports when a widget may have come on screen. ``ClickableBars``
+is a bar item that reports which bar was clicked and shows each bar's tip on hover.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QStackedWidget, QWidget
 
@@ -19,6 +20,31 @@ import pyqtgraph as pg
 
 from fusionviz.model.trace import Graph
 from fusionviz.ui.view_state import ViewState
+
+
+class ClickableBars(pg.BarGraphItem):
+    """Bars that report a left click on one (``bar_at``) and show its tip on hover."""
+
+    sig_bar_clicked = Signal(int)
+    """A bar was clicked; argument: its index."""
+
+    def __init__(self, tips: list[str], **opts) -> None:
+        super().__init__(**opts)
+        self._tips = tips
+        self.setAcceptHoverEvents(True)
+
+    def bar_at(self, pos: QPointF) -> int | None:
+        raise NotImplementedError
+
+    def mouseClickEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph override)
+        i = self.bar_at(ev.pos())
+        if ev.button() == Qt.MouseButton.LeftButton and i is not None:
+            ev.accept()
+            self.sig_bar_clicked.emit(i)
+
+    def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph override)
+        i = None if ev.isExit() else self.bar_at(ev.pos())
+        self.setToolTip(self._tips[i] if i is not None else "")
 
 
 def on_screen(widget: QWidget) -> bool:

@@ -11,7 +11,7 @@ read, so a hidden charts pane costs nothing when a large trace is opened.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
@@ -28,7 +28,7 @@ from fusionviz.model.report.chart_data import (
     round_series,
 )
 from fusionviz.model.trace import Graph
-from fusionviz.ui.charts.page import ChartPage, OnScreenWatcher, on_screen
+from fusionviz.ui.charts.page import ChartPage, ClickableBars, OnScreenWatcher, on_screen
 from fusionviz.ui.charts.timeline import TimelineChart
 from fusionviz.ui.theme import OUTCOME_COLORS
 from fusionviz.ui.view_state import ViewState
@@ -49,17 +49,13 @@ def _short(name: str) -> str:
     return name if len(name) <= _NAME_CHARS else name[: _NAME_CHARS - 1] + "…"
 
 
-class KernelBars(pg.BarGraphItem):
+class KernelBars(ClickableBars):
     """Horizontal bars, one per kernel (row i at y=i), that report clicks by row."""
 
-    sig_bar_clicked = Signal(int)
-    """A bar was clicked; argument: its row."""
-
     def __init__(self, ms: list[float], brushes: list[QColor], tips: list[str]) -> None:
-        super().__init__(x0=0, y=list(range(len(ms))), width=ms, height=0.7, brushes=brushes,
-                         pens=[pg.mkPen(None)] * len(ms))
-        self._ms, self._tips = ms, tips
-        self.setAcceptHoverEvents(True)
+        super().__init__(tips, x0=0, y=list(range(len(ms))), width=ms, height=0.7,
+                         brushes=brushes, pens=[pg.mkPen(None)] * len(ms))
+        self._ms = ms
 
     def row_at(self, pos: QPointF) -> int | None:
         row = round(pos.y())
@@ -67,15 +63,7 @@ class KernelBars(pg.BarGraphItem):
             return row
         return None
 
-    def mouseClickEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph override)
-        row = self.row_at(ev.pos())
-        if ev.button() == Qt.MouseButton.LeftButton and row is not None:
-            ev.accept()
-            self.sig_bar_clicked.emit(row)
-
-    def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph override)
-        row = None if ev.isExit() else self.row_at(ev.pos())
-        self.setToolTip(self._tips[row] if row is not None else "")
+    bar_at = row_at
 
 
 class KernelTimeChart(ChartPage):

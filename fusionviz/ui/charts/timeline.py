@@ -9,7 +9,7 @@ its kernel.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
@@ -19,7 +19,7 @@ import pyqtgraph as pg
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.report.chart_data import timeline
 from fusionviz.model.trace import Graph
-from fusionviz.ui.charts.page import ChartPage
+from fusionviz.ui.charts.page import ChartPage, ClickableBars
 from fusionviz.ui.theme import graph_colors, is_dark
 from fusionviz.ui.view_state import ViewState
 
@@ -30,35 +30,21 @@ _CLOCKS = {"wall": "ms from the start of the graph call (wall time of each kerne
                      "the GPU runs it later)"}
 
 
-class SpanBars(pg.BarGraphItem):
-    """Bars from x0 to x1 on lanes; reports clicks and shows a tip per bar."""
-
-    sig_bar_clicked = Signal(int)
-    """A bar was clicked; argument: its index."""
+class SpanBars(ClickableBars):
+    """Bars from x0 to x1 on lanes (y = the lane)."""
 
     def __init__(self, x0: list[float], x1: list[float], lanes: list[int],
                  brushes: list[QColor], tips: list[str], height: float = _HEIGHT) -> None:
-        super().__init__(x0=x0, x1=x1, y=lanes, height=height, brushes=brushes,
+        super().__init__(tips, x0=x0, x1=x1, y=lanes, height=height, brushes=brushes,
                          pens=[pg.mkPen(None)] * len(x0))
-        self._x0, self._x1, self._lanes, self._tips = x0, x1, lanes, tips
+        self._x0, self._x1, self._lanes = x0, x1, lanes
         self._half = height / 2
-        self.setAcceptHoverEvents(True)
 
     def bar_at(self, pos: QPointF) -> int | None:
         for i, (a, b, lane) in enumerate(zip(self._x0, self._x1, self._lanes)):
             if a <= pos.x() <= b and abs(pos.y() - lane) <= self._half:
                 return i
         return None
-
-    def mouseClickEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph override)
-        i = self.bar_at(ev.pos())
-        if ev.button() == Qt.MouseButton.LeftButton and i is not None:
-            ev.accept()
-            self.sig_bar_clicked.emit(i)
-
-    def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph override)
-        i = None if ev.isExit() else self.bar_at(ev.pos())
-        self.setToolTip(self._tips[i] if i is not None else "")
 
 
 class TimelineChart(ChartPage):
@@ -100,7 +86,7 @@ class TimelineChart(ChartPage):
         light = QColor(comm)
         light.setAlpha(70)
         spans = self._data["spans"]
-        plot.setTitle(_title(kernels, spans), color=self.foreground(), size="9pt")
+        plot.setTitle(_title(spans), color=self.foreground(), size="9pt")
         # the spans first, under the calls and waits drawn on them
         if spans:
             plot.addItem(SpanBars([s["start"] for s in spans], [s["end"] for s in spans],
@@ -127,11 +113,10 @@ class TimelineChart(ChartPage):
             self._state.select_kernel(self._names[i])
 
 
-def _title(kernels: list[dict], spans: list[dict]) -> str:
+def _title(spans: list[dict]) -> str:
     if not spans:
         return "one call of the graph: when each kernel ran (medians of the timed calls)"
-    inside = sum(1 for k in kernels if not k["collective"] and any(
-        s["start"] < k["start"] and k["end"] <= s["wait_start"] for s in spans))
+    inside = len({name for s in spans for name in s["between"]})
     return (f"one call of the graph (medians of the timed calls): {len(spans)} "
             f"collective{'s' if len(spans) != 1 else ''} in flight, {inside} compute "
             f"kernel{'s' if inside != 1 else ''} ran while one was")
