@@ -1,6 +1,7 @@
 """What the DDP and FSDP2 scripts share: a small MLP, the process group on this
-machine's devices, and two compiled train steps."""
+machine's devices, two compiled train steps, and a teardown that cannot hang."""
 
+import gc
 import os
 
 import torch
@@ -31,7 +32,7 @@ def start() -> tuple[int, torch.device, bool]:
 
 
 def train(model: torch.nn.Module, device: torch.device, rank: int) -> None:
-    """Two compiled train steps, then the process group is torn down (after a barrier)."""
+    """Two compiled train steps; keeps no reference to ``model`` once it returns."""
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     step = torch.compile(model)
     for _ in range(2):
@@ -40,10 +41,17 @@ def train(model: torch.nn.Module, device: torch.device, rank: int) -> None:
         opt.step()
         opt.zero_grad()
     print(f"rank {rank}: loss {loss.item():.5f}")
-    # Wait here with the GIL released: gloo's worker threads finish off the backward's
-    # all-reduces (their destructors need the GIL). Without it, DDP's Reducer can later
-    # drop the last reference to the process group while holding the GIL, and its
-    # destructor joins a worker that waits for the GIL: a hang at exit, a PyTorch race
-    # (pytorch/pytorch#56297) that the capture's slower teardown makes likelier.
+
+
+def finish() -> None:
+    """Tear down in an order that cannot hang (pytorch/pytorch#56297): the model must
+    be gone first (the caller drops it; collect its cycles here), so that DDP's
+    Reducer dies while the process group lives on, and the group is destroyed only by
+    ``destroy_process_group``. If the Reducer held the group's last reference, its
+    destructor would join gloo's worker threads while holding the GIL, and a worker
+    waiting for the GIL to free a finished all-reduce would never let it end: a hang at
+    exit that the capture's slower teardown makes likelier. The barrier lets every
+    rank's workers finish before the group goes."""
+    gc.collect()
     dist.barrier()
     dist.destroy_process_group()

@@ -2,7 +2,7 @@
 gloo on the CPU, NCCL where each rank has a GPU): parameters are sharded across ranks
 and gathered around each layer's forward and backward."""
 
-from _train_mlp import MLP, start, train
+from _train_mlp import MLP, finish, start, train
 from torch.distributed.fsdp import fully_shard
 
 if __name__ == "__main__":
@@ -12,3 +12,5 @@ if __name__ == "__main__":
         fully_shard(layer)
     fully_shard(model)
     train(model, device, rank)
+    del model
+    finish()
