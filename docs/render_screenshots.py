@@ -15,6 +15,8 @@ docs/reorder-pass.png: ``tests/data/ranks/gpu_comm_overlap``'s rank 0 at its fir
 post-fusion pass (sink_waits_iterative) at 1280×800, the all-reduce's row selected.
 docs/timeline.png: the same trace's Timeline chart (the matmul running while the
 all-reduce is in flight).
+docs/rank-comparison-nccl.png: the comparison tab of ``tests/data/ranks/nccl_tp_step``
+(tensor parallel, two H100s, NCCL).
 """
 
 from __future__ import annotations
@@ -95,11 +97,15 @@ def main() -> int:
     win.charts_pane.tabs.setCurrentWidget(win.charts_pane.timeline_chart)
     settle(app)
     win.grab().save(str(ROOT / "docs/timeline.png"))
+    assert win.open_trace(str(ROOT / "tests/data/ranks/nccl_tp_step/rank0.json.gz"))
+    win.experiments.open_experiment(str(ROOT / "tests/data/ranks/nccl_tp_step"))
+    settle(app)
+    win.grab().save(str(ROOT / "docs/rank-comparison-nccl.png"))
     win.close()
     settle(app)
     print("wrote docs/screenshot-gpu.png, docs/gpt2-first-view.png, docs/gpt2-block-round1.png,"
           " docs/kernel-table.png, docs/compare-gpu.png, docs/reorder-pass.png,"
-          " docs/timeline.png")
+          " docs/timeline.png, docs/rank-comparison-nccl.png")
     return 0
 
 

@@ -65,3 +65,25 @@ def test_a_pass_that_returns_an_iterator_still_compiles_the_same_program(tmp_pat
     assert "0x" not in first.name and second.name == "raise_comms"
     assert first.order_after == first.order_before == second.order_before
     assert graph.final_groups == second.order_after
+
+
+def test_a_kernel_launched_twice_records_each_launch(tmp_path):
+    """Inductor reuses one relu kernel after two matmuls: the timing records each of its
+    launches within the call (what the Timeline draws), in order, inside its span."""
+    from fusionviz.model.capture.inprocess import capturing as capturing_timed
+
+    def f(a, b):
+        x = torch.relu(a @ b)
+        return torch.relu(torch.relu(x @ b) @ b).sum()
+
+    torch._dynamo.reset()
+    with inductor_config.patch(force_disable_caches=True, fx_graph_cache=False), \
+            capturing_timed(str(tmp_path / "t.json.gz"), measure_runtime=True) as rec:
+        torch.compile(f)(torch.randn(64, 64), torch.randn(64, 64))
+    (graph,) = [g.to_graph() for g in rec.graphs]
+    twice = [k for k in graph.kernels if k.calls == 2]
+    assert twice, [(k.name, k.calls) for k in graph.kernels]
+    for k in twice:
+        (s0, e0), (s1, e1) = k.launches
+        assert k.start_ms == s0 < e0 <= s1 < e1 == k.end_ms
+    assert all(k.launches == () for k in graph.kernels if k.calls == 1)

@@ -14,7 +14,7 @@ import pytest
 
 from fusionviz.cli.main import main
 from fusionviz.model.comms.collective_times import collective_times
-from fusionviz.model.comms.reorders import moves
+from fusionviz.model.comms.reorders import comm_names, moves
 from fusionviz.model.experiment import ranks
 from fusionviz.model.experiment.runs import read_experiment
 from fusionviz.model.run.runner import rank_paths, run_capture
@@ -250,3 +250,29 @@ def test_two_ranks_recorded_on_a_gpu_with_triton_kernels_around_the_collective()
                                                                             "wait_tensor"]
         backends = [k.backend for k in graph.kernels]
         assert backends == ["triton", "extern", "extern", "triton"]
+
+
+@pytest.mark.parametrize("name", ["nccl_fsdp2_step", "nccl_tp_step", "nccl_comm_overlap"])
+def test_two_ranks_on_two_gpus_with_nccl(name):
+    """Recorded on two H100s (device tool, torch 2.11), one rank per GPU, NCCL: every
+    rank captured, the ranks agree; where a collective is an Inductor node its group
+    is NCCL's and its time is the NCCL kernel's device time."""
+    experiment = read_experiment(Path(__file__).parents[1] / "data" / "ranks" / name)
+    traces = [v.trace for v in experiment.variants]
+    assert len(traces) == 2 and ranks.agree(traces)
+    for trace in traces:
+        assert trace.script.status == "ok" and trace.env["torch"].startswith("2.11")
+        assert all(g.device.startswith("cuda") for g in trace.graphs)
+        for graph in trace.graphs:
+            for t in collective_times(graph):
+                assert "nccl" in t.collective.backend and t.on_device
+                assert t.time_ms == t.device_ms > 0 and t.span_ms is not None
+    comm = [t for g in traces[0].graphs for t in collective_times(g)]
+    if name == "nccl_fsdp2_step":  # torch 2.11: FSDP2's hooks break the graph
+        assert len(traces[0].graphs) == 5 and comm == []
+    else:
+        assert [t.collective.kind for t in comm] == ["all_reduce"]
+    if name == "nccl_comm_overlap":
+        (graph,) = traces[0].graphs
+        assert [r.name for r in graph.reorders] == ["sink_waits_iterative", "raise_comms"]
+        assert moves(graph.reorders[0], comm_names(graph))

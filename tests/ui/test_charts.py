@@ -256,3 +256,24 @@ def test_the_timeline_of_a_trace_without_kernel_start_times_says_so(qtbot):
     pane.tabs.setCurrentWidget(pane.timeline_chart)
     assert not pane.timeline_chart.has_data()
     assert "No kernel start and end times" in pane.timeline_chart.message.text()
+
+
+def test_the_timeline_draws_each_launch_of_a_kernel_launched_several_times(qtbot):
+    import dataclasses
+    from pathlib import Path
+
+    trace = load_trace(Path(__file__).resolve().parents[1] / "data" / "ranks"
+                       / "cpu_comm_overlap" / "rank0.json.gz")
+    graph = trace.graphs[0]
+    first = graph.kernels[0]
+    twice = dataclasses.replace(first, calls=2, launches=((first.start_ms, first.end_ms),
+                                                          (1.2, 1.25)))
+    graph = dataclasses.replace(graph, kernels=(twice, *graph.kernels[1:]))
+    pane = make_pane(qtbot, dataclasses.replace(trace, graphs=(graph,)))
+    pane.tabs.setCurrentWidget(pane.timeline_chart)
+    chart = pane.timeline_chart
+    assert chart.names.count(first.name) == 2  # one bar per launch, not one long bar
+    i = len(chart.names) - 1 - chart.names[::-1].index(first.name)
+    assert (chart.bars._x0[i], chart.bars._x1[i]) == (1.2, 1.25)
+    assert chart.bars.bar_at(QPointF(1.22, 0.0)) == i
+    assert "launch 2 of 2" in chart.bars._tips[i]
