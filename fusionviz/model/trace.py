@@ -249,6 +249,10 @@ class Kernel:
     # own start (``fusionviz.model.comms.collective_times``).
     start_ms: float | None = None
     end_ms: float | None = None
+    # each launch's (start, end) in ms from the call's start (medians over the timed
+    # calls), for a kernel launched more than once per call the same number of times
+    # in every timed call; () otherwise
+    launches: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ class KernelRecord:
     ms_spread: tuple[float, ...] = ()
     start_ms: float | None = None  # ms from the graph call's start to its first launch
     end_ms: float | None = None  # ... and to its last launch's end (``timing``)
+    launches: tuple[tuple[float, float], ...] = ()  # each launch's (start, end)
 
     def kind(self) -> str:
         if self.extern:
@@ -64,6 +65,7 @@ class KernelRecord:
             ms_spread=tuple(self.ms_spread),
             start_ms=self.start_ms,
             end_ms=self.end_ms,
+            launches=self.launches,
         )
 
 

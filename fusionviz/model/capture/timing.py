@@ -162,15 +162,21 @@ class _Launches:
         return run
 
 
-def _offsets(per_call: list[list[tuple[float, float]]]) -> tuple[float | None, float | None]:
-    """(start_ms, end_ms) of a kernel within a graph call: the median over the calls
-    of its first launch's start and of its last launch's end (each launch a (start,
-    end) pair in ms from its call's start)."""
-    calls = [spans for spans in per_call if spans]
+def _offsets(per_call: list[list[tuple[float, float]]]):
+    """(start_ms, end_ms, launches) of a kernel within a graph call: the median over
+    the calls of its first launch's start and of its last launch's end, and of each
+    launch's (start, end) when it was launched more than once and as often in every
+    call (each launch a (start, end) pair in ms from its call's start)."""
+    calls = [sorted(spans) for spans in per_call if spans]
     if not calls:
-        return None, None
-    return (statistics.median(min(s for s, _ in spans) for spans in calls),
-            statistics.median(max(e for _, e in spans) for spans in calls))
+        return None, None, ()
+    n = len(calls[0])
+    launches = ()
+    if n > 1 and all(len(c) == n for c in calls):
+        launches = tuple((statistics.median(c[i][0] for c in calls),
+                          statistics.median(c[i][1] for c in calls)) for i in range(n))
+    return (statistics.median(c[0][0] for c in calls),
+            statistics.median(max(e for _, e in c) for c in calls), launches)
 
 
 class _KernelProxy:
@@ -284,7 +290,8 @@ def _cpu_kernel_times(module, call, inputs, records) -> None:
         if totals:
             r.ms, r.ms_spread = statistics.median(totals), spread(totals)
             r.calls = len(per_run[-1].get(r.name, ()))
-            r.start_ms, r.end_ms = _offsets([run.get(r.name, []) for run in per_run])
+            r.start_ms, r.end_ms, r.launches = _offsets([run.get(r.name, [])
+                                                         for run in per_run])
 
 
 def _ranges(prof) -> list:
@@ -337,7 +344,7 @@ def _gpu_times(module, call, inputs, records) -> list[float]:
         r.calls = round(statistics.median(len(launches) for launches in per_call))
         every = [ms for launches in per_call for ms in launches]
         r.ms_spread = spread(every) if len(every) > 1 else ()
-        r.start_ms, r.end_ms = _offsets(spans[label])
+        r.start_ms, r.end_ms, r.launches = _offsets(spans[label])
     return [ms for _, _, ms in calls]
 
 

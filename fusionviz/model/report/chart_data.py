@@ -103,10 +103,10 @@ def benchmark_points(graph: Graph) -> list[dict]:
 def timeline(graph: Graph) -> dict:
     """When each kernel ran within one graph call, and each collective's span.
 
-    ``kernels``: ``{name, start, end, collective, calls}`` per kernel with ``start_ms``
-    and ``end_ms``, in call order (``collective``: the kernel is a collective's call or
-    its wait; a kernel launched ``calls`` > 1 times spans its first start to its last
-    end); ``spans``: ``{node, kind, start, end, wait_start, kernel, between}`` per
+    ``kernels``: ``{name, start, end, collective, calls, launches}`` per kernel with
+    ``start_ms`` and ``end_ms``, in call order (``collective``: the kernel is a
+    collective's call or its wait; ``launches``: each launch's (start, end) where the
+    trace has them, else one span from the first launch's start to the last's end); ``spans``: ``{node, kind, start, end, wait_start, kernel, between}`` per
     collective whose call and wait both have them: from its issue to the end of its
     (last) wait, when the wait began, and the compute kernels that ran in between
     (``CollectiveTime.kernels_between``, collectives left out). ``clock``: what the times are (``wall``: the kernels'
@@ -128,7 +128,8 @@ def timeline(graph: Graph) -> dict:
                       "wait_start": min(w.start_ms for w in waits), "kernel": own.name,
                       "between": tuple(n for n in t.kernels_between or () if n not in comm)})
     return {"kernels": [{"name": k.name, "start": k.start_ms, "end": k.end_ms,
-                         "collective": k.name in comm,
-                         "calls": k.calls} for k in kernels],
+                         "collective": k.name in comm, "calls": k.calls,
+                         "launches": list(k.launches) or [(k.start_ms, k.end_ms)]}
+                        for k in kernels],
             "spans": spans,
             "clock": "launch" if time_kind(graph.timing) == "device" else "wall"}

@@ -69,6 +69,7 @@ class TimelineChart(ChartPage):
 
     @property
     def names(self) -> list[str]:
+        """The kernel of each bar of ``bars`` (one bar per recorded launch)."""
         self.refresh()
         return self._names
 
@@ -93,13 +94,16 @@ class TimelineChart(ChartPage):
                                   [1] * len(spans), [light] * len(spans),
                                   [_span_tip(s) for s in spans], height=0.8))
         colors = kernel_colors(graph.kernels)
-        self._names = [k["name"] for k in kernels]
+        # one bar per launch: a kernel launched in every block is as many short bars
+        bars = [(k, i, start, end) for k in kernels
+                for i, (start, end) in enumerate(k["launches"])]
+        self._names = [k["name"] for k, *_ in bars]
         self._bars = SpanBars(
-            [k["start"] for k in kernels], [k["end"] for k in kernels],
-            [1 if k["collective"] else 0 for k in kernels],
+            [start for *_, start, _ in bars], [end for *_, end in bars],
+            [1 if k["collective"] else 0 for k, *_ in bars],
             [comm if k["collective"] else QColor(colors.get(k["name"], "#888888"))
-             for k in kernels],
-            [_kernel_tip(k) for k in kernels])
+             for k, *_ in bars],
+            [_kernel_tip(k, i, start, end) for k, i, start, end in bars])
         self._bars.sig_bar_clicked.connect(self._on_bar_clicked)
         plot.addItem(self._bars)
         plot.getAxis("left").setTicks([list(enumerate(LANES))])
@@ -122,10 +126,15 @@ def _title(spans: list[dict]) -> str:
             f"kernel{'s' if inside != 1 else ''} ran while one was")
 
 
-def _kernel_tip(k: dict) -> str:
-    calls = k.get("calls", 1)
-    many = f" ({calls} launches: the first's start to the last's end)" if calls > 1 else ""
-    return f"{k['name']}\n{k['start']:.4g} – {k['end']:.4g} ms{many}"
+def _kernel_tip(k: dict, i: int, start: float, end: float) -> str:
+    n = len(k["launches"])
+    if n > 1:
+        which = f" (launch {i + 1} of {n})"
+    elif k.get("calls", 1) > 1:
+        which = f" ({k['calls']} launches: the first's start to the last's end)"
+    else:
+        which = ""
+    return f"{k['name']}\n{start:.4g} – {end:.4g} ms{which}"
 
 
 def _span_tip(s: dict) -> str:
