@@ -17,7 +17,15 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from fusionviz.model.capture.timing import clone_inputs, median, preserved_rng, spread
+from fusionviz.model.capture.eager_program import grad_targets
+from fusionviz.model.capture.state_guard import StateGuard
+from fusionviz.model.capture.timing import (
+    clone_inputs,
+    median,
+    preserved_rng,
+    quiet_children,
+    spread,
+)
 from fusionviz.model.trace import Timing
 
 REPEATS = 10
@@ -64,6 +72,24 @@ class Baseline:
                        eager_source=f"none: {why}")
 
 
+def program_baseline(timing: Timing | None, kind: str, entry) -> Timing | None:
+    """``timing`` with the user's own program run eagerly (``entry``: an ``Entry`` whose
+    first call compiled this graph's frame alone) as its eager baseline; the Dynamo
+    graph's eager figures stay beside it (``dynamo_eager_*``)."""
+    side = entry.eager_backward if kind == "backward" else entry.eager_forward
+    if timing is None or side is None or not (side.wall or side.device):
+        return timing
+    main = list(side.device or side.wall)
+    what = "autograd backward" if kind == "backward" else "forward"
+    return replace(
+        timing, dynamo_eager_ms=timing.eager_ms, dynamo_eager_wall_ms=timing.eager_wall_ms,
+        dynamo_eager_device_ms=timing.eager_device_ms,
+        eager_ms=median(main), eager_spread=spread(main),
+        eager_wall_ms=median(list(side.wall)), eager_wall_spread=spread(list(side.wall)),
+        eager_device_ms=median(list(side.device)),
+        eager_source=f"your program, eager {what} ({entry.name})")
+
+
 def wrap_compiled(compiled, gm, on_first_call):
     """``compiled`` (what compile_fx returned) calling ``on_first_call(gm, inputs,
     grad_enabled)`` after its first call, with a copy of that call's inputs.
@@ -89,26 +115,39 @@ def wrap_compiled(compiled, gm, on_first_call):
 def measure_eager(gm, inputs, grad_enabled: bool, cuda: bool) -> Baseline:
     """Time ``gm`` eagerly: forward, and the autograd backward of its outputs when the
     call built an autograd graph. The RNG is left as it was."""
+    if not cuda:
+        quiet_children()  # compile workers still busy would be timed with the calls
+    guard = StateGuard([gm])  # the graph may hold the user's tensors (an optimizer's)
     with preserved_rng():
         needs_grad = grad_enabled and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in inputs)
         forward, backward = EagerTimes(), EagerTimes() if needs_grad else None
-        with torch.set_grad_enabled(grad_enabled):
-            for _ in range(WARMUP):
-                _step(gm, inputs, backward is not None, cuda)
-            for _ in range(REPEATS):
-                f, b = _step(gm, inputs, backward is not None, cuda)
-                forward.wall.append(f)
-                if backward is not None and b is not None:
-                    backward.wall.append(b)
-            if cuda:
-                _profile(gm, inputs, forward, backward)
+        try:
+            with torch.set_grad_enabled(grad_enabled):
+                with guard.watch():  # keeps what the graph writes into before it does
+                    _step(gm, inputs, backward is not None, cuda)
+                for _ in range(WARMUP - 1):
+                    _step(gm, inputs, backward is not None, cuda)
+                for _ in range(REPEATS):
+                    f, b = _step(gm, inputs, backward is not None, cuda)
+                    forward.wall.append(f)
+                    if backward is not None and b is not None:
+                        backward.wall.append(b)
+                if cuda:
+                    _profile(gm, inputs, forward, backward)
+        finally:
+            guard.restore()
     return Baseline(forward, backward)
 
 
-def _outputs(out) -> list:
-    flat = out if isinstance(out, list | tuple) else [out]
-    return [o for o in flat if isinstance(o, torch.Tensor) and o.requires_grad]
+def _backward(out) -> bool:
+    """The gradients of ``out`` with respect to the leaves it reaches, taken without
+    accumulating into any ``.grad`` (the graph may hold the user's parameters)."""
+    outs, leaves = grad_targets(out)
+    if outs and leaves:
+        torch.autograd.grad(outs, leaves, [torch.ones_like(o) for o in outs],
+                            allow_unused=True)
+    return bool(outs and leaves)
 
 
 def _sync(cuda: bool) -> None:
@@ -125,13 +164,10 @@ def _step(gm, inputs, with_backward: bool, cuda: bool) -> tuple[float, float | N
     t1 = time.perf_counter()
     if not with_backward:
         return (t1 - t0) * 1e3, None
-    outs = _outputs(out)
-    if not outs:
-        return (t1 - t0) * 1e3, None
-    grads = [torch.ones_like(o) for o in outs]
     _sync(cuda)
     t2 = time.perf_counter()
-    torch.autograd.backward(outs, grads)
+    if not _backward(out):
+        return (t1 - t0) * 1e3, None
     _sync(cuda)
     return (t1 - t0) * 1e3, (time.perf_counter() - t2) * 1e3
 
@@ -155,9 +191,9 @@ def _device_ms(gm, inputs, with_backward: bool) -> float:
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for args in calls:
-            outs = _outputs(gm(*args)) if with_backward else gm(*args)
-            if with_backward and outs:
-                torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+            out = gm(*args)
+            if with_backward:
+                _backward(out)
         torch.cuda.synchronize()
     device = torch.autograd.DeviceType.CUDA
     total_us = sum(e.time_range.elapsed_us() for e in prof.events()
