@@ -281,6 +281,11 @@ class Timing:
     diff_note: str = ""  # why outputs were not compared ("random ops: ...")
     eager_source: str = ""  # what eager_* timed ("Dynamo graph, eager forward"; "none: why")
     load: dict = field(default_factory=dict)  # CPU: {"loadavg_1m", "cores"} while timing
+    # The graph Dynamo captured, run eagerly: kept beside eager_* when eager_* is the
+    # user's own program run eagerly (an ``Entry``'s), which is then the baseline
+    dynamo_eager_ms: float | None = None
+    dynamo_eager_wall_ms: float | None = None
+    dynamo_eager_device_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -349,6 +354,54 @@ class Script:
 
 
 @dataclass(frozen=True)
+class Samples:
+    """Times of one side of a call, ms per call: every wall-clock sample (taken
+    interleaved with the other side's) and, on the GPU, every profiled call's device
+    time (the sum of its kernels' durations)."""
+
+    wall: tuple[float, ...] = ()
+    device: tuple[float, ...] = ()
+    launches: float | None = None  # device kernels launched per call (GPU)
+
+
+@dataclass(frozen=True)
+class EagerKernel:
+    """One kernel of the user's program run eagerly (GPU: a device kernel; CPU: a leaf
+    aten op), attributed to the aten op and the module that ran it."""
+
+    name: str  # the device kernel's name (GPU) or the aten op (CPU)
+    op: str = ""  # the outermost aten op the module called (aten::linear), or the
+    #               autograd node in the backward (AddmmBackward0)
+    launcher: str = ""  # the innermost op that launched it (aten::addmm)
+    module: str = ""  # module path as in the graph (h.3.attn; "" = the root or none)
+    module_class: str = ""
+    side: str = "forward"  # forward | backward
+    ms: float = 0.0  # per call (GPU: device time; CPU: profiled CPU time)
+    calls: float = 0.0  # launches per call
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A function or module the user passed to ``torch.compile``, timed as their
+    program runs it: the original callable eagerly against the compiled one, on the
+    same inputs, interleaved, forward and (when it built an autograd graph) backward."""
+
+    name: str  # GPT2Model (a module), train_step (a function)
+    kind: str = "function"  # module | function
+    compile_ids: tuple[str, ...] = ()  # Dynamo frames compiled in its first call
+    grad: bool = False  # its forward built an autograd graph: the backward is timed too
+    eager_forward: Samples | None = None
+    compiled_forward: Samples | None = None
+    eager_backward: Samples | None = None
+    compiled_backward: Samples | None = None
+    kernels: tuple[EagerKernel, ...] = ()  # the eager program's, per call
+    method: str = ""  # how the times were taken
+    note: str = ""  # why something is missing, or what was unusual
+    load: dict = field(default_factory=dict)  # CPU: {"loadavg_1m", "cores"} while timing
+    restored: int = 0  # tensors of the user's state put back after the extra calls
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """Which hooks were installed on this torch, and which were missing."""
 
@@ -370,6 +423,7 @@ class Trace:
     graphs: tuple[Graph, ...] = ()
     problems: tuple[Problem, ...] = ()
     warnings: tuple[str, ...] = ()
+    entries: tuple[Entry, ...] = ()  # what the user compiled, timed eager vs compiled
 
 
 # The bulk of a big trace, built on first read when loaded with ``lazy=True``.

@@ -13,7 +13,7 @@ import inspect
 import time
 from contextlib import contextmanager
 
-from fusionviz.model.capture import comm_reorders, fx_comm_passes
+from fusionviz.model.capture import comm_reorders, entries, fx_comm_passes
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.nodes import members
 from fusionviz.model.capture.patcher import Patcher
@@ -74,6 +74,8 @@ class Hooks:
         if self.rec.measure_runtime:
             w(_module("torch._inductor.compile_fx"), "compile_fx", self._compile_fx,
               "torch._inductor.compile_fx.compile_fx")
+            if hasattr(self.rec, "add_entry"):
+                entries.install(self.p, self.rec)
         w(graph, "compile_to_module", self._compile_to_module)
         w(sched, "__init__", self._scheduler_init)
         w(sched, "fuse_nodes", self._fuse_nodes)

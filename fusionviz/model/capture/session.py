@@ -16,7 +16,12 @@ import traceback
 
 import torch
 
-from fusionviz.model.capture.baseline import Baseline, measure_eager, wrap_compiled
+from fusionviz.model.capture.baseline import (
+    Baseline,
+    measure_eager,
+    program_baseline,
+    wrap_compiled,
+)
 from fusionviz.model.capture.dynamo_reasons import DynamoReasons
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
@@ -105,6 +110,7 @@ class Recorder:
         self.requested = requested or {}
         self.graphs: list[GraphRecord] = []
         self.baselines: dict[str, Baseline] = {}  # compile id → its Dynamo graph run eagerly
+        self.entries: list = []  # what the user compiled, timed eager vs compiled (Entry)
         self.reasons = DynamoReasons()  # compile id → graph-break and recompile reasons
         self.current: GraphRecord | None = None
         # FX passes that changed collectives, seen before the graph they belong to starts
@@ -179,9 +185,9 @@ class Recorder:
             if state["done"]:
                 return orig(args)
             state["done"] = True
-            inputs = self._guarded(clone_inputs, args) if self.measure_runtime else None
+            inputs = self.guarded(clone_inputs, args) if self.measure_runtime else None
             out = orig(args)
-            self._guarded(self._after_first_call, g, module, orig, inputs, gm)
+            self.guarded(self._after_first_call, g, module, orig, inputs, gm)
             return out
 
         module.call = call
@@ -202,7 +208,7 @@ class Recorder:
         eagerly after its first call."""
         cid = torch._guards.CompileContext.current_compile_id()
         key = str(cid) if cid else ""
-        return wrap_compiled(compiled, gm, lambda g, inputs, grad: self._guarded(
+        return wrap_compiled(compiled, gm, lambda g, inputs, grad: self.guarded(
             self._eager_baseline, key, g, inputs, grad))
 
     def _eager_baseline(self, key: str, gm, inputs, grad_enabled: bool) -> None:
@@ -213,7 +219,16 @@ class Recorder:
             self.baselines[key] = Baseline(why_not=f"{type(e).__name__}: {e}")
         self.save()
 
-    def _guarded(self, fn, *args):
+    def add_entry(self, entry) -> None:
+        """A compiled callable's eager-vs-compiled times (``entries.py``)."""
+        self.entries.append(entry)
+        self.save()
+
+    def _program_baselines(self) -> dict[str, object]:
+        """compile id -> the entry whose first call compiled that frame alone."""
+        return {e.compile_ids[0]: e for e in self.entries if len(e.compile_ids) == 1}
+
+    def guarded(self, fn, *args):
         try:
             return fn(*args)
         except Exception:  # noqa: BLE001 - measuring must never break the user's run
@@ -223,6 +238,7 @@ class Recorder:
     # -- the trace ------------------------------------------------------------------
     def trace(self) -> Trace:
         graphs = []
+        programs = self._program_baselines()
         for g in self.graphs:
             try:
                 graph = g.to_graph()
@@ -230,6 +246,9 @@ class Recorder:
                 if baseline is not None:  # (an untimed graph stays untimed)
                     graph = dataclasses.replace(
                         graph, timing=baseline.apply(graph.timing, graph.kind))
+                if g.compile_id in programs:
+                    graph = dataclasses.replace(graph, timing=program_baseline(
+                        graph.timing, graph.kind, programs[g.compile_id]))
                 reasons = self.reasons.for_graph(g.compile_id)
                 if any(reasons.values()):
                     graph = dataclasses.replace(graph, **reasons)
@@ -245,6 +264,7 @@ class Recorder:
             graphs=tuple(graphs),
             problems=tuple(self.problems),
             warnings=tuple(self.warnings),
+            entries=tuple(self.entries),
         )
 
     def save(self) -> Trace:

@@ -1,0 +1,135 @@
+"""What the user passed to ``torch.compile``, each timed eager vs compiled once.
+
+``torch.compile`` is replaced, for the run, by a function that calls it and wraps what
+it returns: an ``OptimizedModule`` gets its ``forward`` wrapped, a compiled function
+is wrapped (its attributes kept). The first call of each runs as usual; right after
+it, while the user's context (grad mode, autocast) still holds, the original callable
+and the compiled one are timed on copies of that call's inputs
+(``eager_program.measure_program``). Calls made while a measurement runs pass through.
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+
+import torch
+
+from fusionviz.model.capture.eager_program import clone_tree, measure_program
+from fusionviz.model.capture.state_guard import roots_of
+from fusionviz.model.capture.timing import _load, in_lockstep
+from fusionviz.model.trace import Entry
+
+_busy = [0]  # > 0 while a measurement runs: wrapped callables pass through
+
+
+def install(patcher, recorder) -> None:
+    """Replace ``torch.compile`` (undone with the patcher's other wraps)."""
+    patcher.wrap(torch, "compile", lambda orig: _compile(orig, recorder), "torch.compile")
+
+
+def _compile(orig, rec):
+    def compile_(model=None, *args, **kwargs):
+        if model is None:  # @torch.compile(mode=...): a decorator
+            return lambda fn: compile_(fn, *args, **kwargs)
+        compiled = orig(model, *args, **kwargs)
+        try:
+            return _wrap(rec, model, compiled)
+        except Exception:  # noqa: BLE001 - recording must never break the user's compile
+            rec.on_error("torch.compile wrap", traceback.format_exc())
+            return compiled
+
+    return compile_
+
+
+def _wrap(rec, model, compiled):
+    if isinstance(compiled, torch.nn.Module) and hasattr(compiled, "_orig_mod"):
+        orig_mod = compiled._orig_mod
+        watch = _Watch(rec, type(orig_mod).__name__, "module", orig_mod, compiled)
+        forward = compiled.forward
+        compiled.forward = functools.wraps(forward)(
+            lambda *a, **k: watch.call(forward, a, k))
+        return compiled
+    if not callable(compiled):
+        return compiled
+    name = getattr(model, "__qualname__", None) or type(model).__name__
+    watch = _Watch(rec, name, "function", model, compiled)
+
+    @functools.wraps(compiled)
+    def run(*args, **kwargs):
+        return watch.call(compiled, args, kwargs)
+
+    return run
+
+
+class _Watch:
+    """One compiled callable: measured once, after its first call."""
+
+    def __init__(self, rec, name: str, kind: str, eager, compiled) -> None:
+        self.rec, self.name, self.kind = rec, name, kind
+        self.eager, self.compiled = eager, compiled
+        self.done = False
+
+    def call(self, fn, args, kwargs):
+        if self.done or _busy[0] or not self.rec.measure_runtime:
+            return fn(*args, **kwargs)
+        self.done = True
+        try:
+            inputs = clone_tree((args, dict(kwargs)))  # the call may write into them
+        except Exception:  # noqa: BLE001
+            self.rec.on_error("entry inputs", traceback.format_exc())
+            return fn(*args, **kwargs)
+        before = len(self.rec.graphs)
+        grad = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+        out = fn(*args, **kwargs)
+        cids = tuple(dict.fromkeys(g.compile_id for g in self.rec.graphs[before:]))
+        self.rec.guarded(self._measure, inputs, grad, cids, args, kwargs)
+        return out
+
+    def _measure(self, inputs, grad: bool, cids: tuple[str, ...], args, kwargs) -> None:
+        flat = [a for a in torch.utils._pytree.tree_flatten(inputs)[0]
+                if isinstance(a, torch.Tensor)]
+        cuda = any(a.is_cuda for a in flat)
+        base = Entry(name=self.name, kind=self.kind, compile_ids=cids)
+        if not cids:
+            self.rec.add_entry(_note(base, "no graph was compiled in its first call"))
+            return
+        if in_lockstep():
+            self.rec.add_entry(_note(base, "not timed under torch.distributed: the extra "
+                                           "calls would issue collectives on one rank only"))
+            return
+        if torch.is_inference_mode_enabled():
+            self.rec.add_entry(_note(base, "not timed: called under torch.inference_mode"))
+            return
+        self.rec.progress("entry_timing", name=self.name)
+        roots = roots_of(self.eager, args, kwargs)
+        _busy[0] += 1
+        try:
+            res = measure_program(self.eager, self.compiled, inputs, roots,
+                                  grad=grad and _wants_grad(flat, roots), cuda=cuda)
+        except Exception as e:  # noqa: BLE001 - measuring must never break the user's run
+            self.rec.add_entry(_note(base, f"not timed: {type(e).__name__}: {e}"))
+            return
+        finally:
+            _busy[0] -= 1
+        method = ("interleaved calls, wall time around each; device time from the CUDA "
+                  "profiler" if cuda else "interleaved calls, wall time around each (CPU)")
+        self.rec.add_entry(Entry(
+            name=self.name, kind=self.kind, compile_ids=cids, grad=res.eager_backward is not None,
+            eager_forward=res.eager_forward, compiled_forward=res.compiled_forward,
+            eager_backward=res.eager_backward, compiled_backward=res.compiled_backward,
+            kernels=res.kernels, method=method, note="; ".join(res.notes),
+            load={} if cuda else _load(), restored=res.restored))
+
+
+def _wants_grad(flat, roots) -> bool:
+    if any(a.requires_grad for a in flat):
+        return True
+    return any(p.requires_grad for r in roots if isinstance(r, torch.nn.Module)
+               for p in r.parameters())
+
+
+def _note(entry: Entry, note: str) -> Entry:
+    from dataclasses import replace
+
+    return replace(entry, note=note)
