@@ -304,7 +304,7 @@ def test_the_readme_names_every_key_of_the_schema():
     section = readme.split("## Answers from the command line", 1)[1].split("\n## ", 1)[0]
     described = ("header", "trace", "script", "graph", "collective_time", "reorder",
                  "comm_pass", "kernel", "round", "ledger_row", "query", "why", "decision",
-                 "node_ref")
+                 "node_ref", "eager_entry", "eager_figure", "eager_map")
     keys = {k for name in described for k in SCHEMA["$defs"][name].get("properties", {})}
     missing = sorted(k for k in keys if k not in section)
     assert not missing, missing

@@ -16,6 +16,7 @@ from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.comms.reorders import comm_names, moves, overlaps
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_headline
+from fusionviz.model.report.eager_json import eager_json
 from fusionviz.model.report.formatting import group, ms, number
 from fusionviz.model.report.graph_reasons import why_short
 from fusionviz.model.report.kernel_table import kernel_rows
@@ -51,7 +52,7 @@ def query_document(trace: Trace, path: str, *, sections=SECTIONS,
     graph (by index) only."""
     graphs = [g for g in trace.graphs if graph is None or g.index == graph]
     doc = {"schema": QUERY_SCHEMA, **trace_header(trace, path),
-           "graphs": [graph_row(g) for g in graphs]}
+           "graphs": [graph_row(g) for g in graphs], "eager": eager_json(trace)}
     if "kernels" in sections:
         doc["kernels"] = [row for g in graphs for row in kernel_json(g)]
     if "rounds" in sections:
@@ -71,6 +72,7 @@ def graph_row(g: Graph) -> dict:
         "device": g.device,
         "backend": g.backend,
         **graph_headline(g),
+        **timing_fields(g),
         "fusion_s": g.fusion_s,
         "break_reasons": to_dict(list(g.break_reasons)),
         "recompile_reasons": list(g.recompile_reasons),
@@ -83,6 +85,16 @@ def graph_row(g: Graph) -> dict:
         "warnings": list(g.warnings),
         "problems": graph_problems(g),
     }
+
+
+def timing_fields(g: Graph) -> dict:
+    """Both clocks of both sides (null where not taken), and what "eager" ran."""
+    t = g.timing
+    keys = ("compiled_wall_ms", "eager_wall_ms", "compiled_device_ms", "eager_device_ms",
+            "dynamo_eager_ms")
+    out = {k: getattr(t, k, None) if t else None for k in keys}
+    out["eager_source"] = t.eager_source if t else ""
+    return out
 
 
 def collective_json(g: Graph) -> list[dict]:

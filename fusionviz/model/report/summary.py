@@ -5,6 +5,7 @@ from __future__ import annotations
 from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_summary, load_warning, time_kind
+from fusionviz.model.report.eager_explain import entry_lines
 from fusionviz.model.report.formatting import (
     collective_text,
     collective_time_text,
@@ -128,6 +129,9 @@ def timing_lines(t: Timing | None, speed: str = "") -> list[str]:
                      + (f", {t.profiled_calls} profiled calls" if t.profiled_calls else ""))
     if t.eager_source:
         lines.append(f"  eager: {t.eager_source}")
+    if t.dynamo_eager_ms is not None:
+        lines.append(f"  the graph Dynamo captured, run eagerly: {ms(t.dynamo_eager_ms)} {kind}"
+                     + (f" ({ms(t.dynamo_eager_wall_ms)} wall)" if kind == "device" else ""))
     lines += [f"  {note}" for note in (t.diff_note, t.note, load_warning(t)) if note]
     return lines
 
@@ -153,6 +157,9 @@ def round_lines(r: Round) -> list[str]:
 def summary_text(trace: Trace, *, rounds: bool = False) -> str:
     """The whole summary; with ``rounds`` also every round's candidate ledger."""
     lines = header_lines(trace)
+    entries = entry_lines(trace)
+    if entries:
+        lines += ["", *entries]
     if not trace.graphs:
         lines.append("no compiled graphs were recorded")
     for g in trace.graphs:

@@ -1,0 +1,84 @@
+"""Robust figures from timing samples, and the eager-vs-compiled verdict of one side.
+
+A median of samples taken while other work shares the cores can still be far off
+(compile workers, spinning OpenMP threads): each figure keeps its lower quartile
+(what the call costs when nothing interferes) beside the median, and is marked noisy
+when its middle half spreads more than ``NOISY`` of the median. A speedup is said
+only where the two sides' middle halves do not overlap; otherwise "within noise".
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+NOISY = 0.25  # (q3 - q1) / median above this: the samples disagree
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One side's time per call, from its samples."""
+
+    median: float
+    q1: float  # lower quartile
+    q3: float
+    low: float  # min
+    high: float  # max
+    n: int
+
+    @property
+    def noisy(self) -> bool:
+        return self.n < 3 or (self.q3 - self.q1) > NOISY * self.median
+
+    def text(self) -> str:
+        """``0.131 ms (q1 0.125, 20 samples)``, with ``noisy`` where it is."""
+        if self.n == 1:
+            return f"{self.median:.3f} ms"
+        noisy = f", noisy: middle half {self.q1:.3f}-{self.q3:.3f}" if self.noisy else ""
+        return f"{self.median:.3f} ms (q1 {self.q1:.3f}, {self.n} samples{noisy})"
+
+
+def figure(samples) -> Figure | None:
+    values = sorted(float(v) for v in samples or ())
+    if not values:
+        return None
+    if len(values) == 1:
+        v = values[0]
+        return Figure(v, v, v, v, v, 1)
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return Figure(statistics.median(values), q1, q3, values[0], values[-1], len(values))
+
+
+@dataclass(frozen=True)
+class Versus:
+    """Eager against compiled on one clock (wall or device) for one side."""
+
+    clock: str  # "wall" | "device"
+    eager: Figure
+    compiled: Figure
+
+    @property
+    def speedup(self) -> float | None:
+        return self.eager.median / self.compiled.median if self.compiled.median > 0 else None
+
+    @property
+    def verdict(self) -> str:
+        """faster | slower | within noise."""
+        e, c = self.eager, self.compiled
+        if e.n > 1 and c.n > 1 and not (c.q3 < e.q1 or c.q1 > e.q3):
+            return "within noise"
+        return "faster" if c.median < e.median else "slower"
+
+    def text(self) -> str:
+        """``compiled 6.42 ms vs eager 2.98 ms device: 2.15x slower``."""
+        s = self.speedup
+        how = ("within noise" if self.verdict == "within noise"
+               else f"{s:.2f}x faster" if s and s >= 1 else
+               f"{1 / s:.2f}x slower" if s else "?")
+        return (f"compiled {self.compiled.median:.3f} ms vs eager {self.eager.median:.3f} ms "
+                f"{self.clock}: {how}")
+
+
+def versus(clock: str, eager_samples, compiled_samples) -> Versus | None:
+    e, c = figure(eager_samples), figure(compiled_samples)
+    return Versus(clock, e, c) if e and c else None
