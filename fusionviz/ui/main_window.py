@@ -47,6 +47,7 @@ from fusionviz.model.validate import graph_problems
 from fusionviz.ui import editor, export
 from fusionviz.ui.charts.pane import ChartsPane
 from fusionviz.ui.details_pane import DetailsPane
+from fusionviz.ui.eager.pane import EagerPane
 from fusionviz.ui.fusion_stepper import FusionStepper
 from fusionviz.ui.graph.outline import ModuleOutline
 from fusionviz.ui.graph.view import GraphView
@@ -166,6 +167,7 @@ class MainWindow(QMainWindow):
         self.details_pane.sig_open_source.connect(self.open_source)
         self.charts_pane = ChartsPane(self.state)
         self.kernel_table = KernelTable(self.state)
+        self.eager_pane = EagerPane(self.state)
         self.module_outline = ModuleOutline(self.state, self.graph_view)
         self.docks = {
             "graphs": self._dock("Graphs", "dock_graphs", self.graphs_list, left),
@@ -176,6 +178,7 @@ class MainWindow(QMainWindow):
             "ledger": self._dock("Fusion ledger", "dock_ledger", self.ledger, bottom),
             "kernels": self._dock("Kernels", "dock_kernels", self.kernel_table, bottom),
             "charts": self._dock("Charts", "dock_charts", self.charts_pane, bottom),
+            "eager": self._dock("Compiled vs eager", "dock_eager", self.eager_pane, bottom),
             "output": self._dock("Script output", "dock_output", self.output, bottom),
         }
 
@@ -674,7 +677,7 @@ class MainWindow(QMainWindow):
         """The first-run layout: graphs left, kernel/details right, ledger/charts below."""
         for first, *others in ((self.docks["kernel"], self.docks["details"]),
                                (self.docks["ledger"], self.docks["kernels"], self.docks["charts"],
-                                self.docks["output"])):
+                                self.docks["eager"], self.docks["output"])):
             for dock in others:
                 self.tabifyDockWidget(first, dock)
             first.raise_()

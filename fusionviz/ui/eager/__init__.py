@@ -1,0 +1,1 @@
+"""The Compiled vs eager pane."""
