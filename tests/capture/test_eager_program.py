@@ -1,0 +1,123 @@
+"""The user's own program, run eagerly, is the baseline (real compiles on the CPU).
+
+``tests/data/scripts/eager_baseline.py`` compiles three things: a module whose forward
+branches on ``torch.compiler.is_compiling()``, a transformer block trained forward and
+backward, and a BatchNorm model with a compiled Adam step.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fusionviz.model.report.eager_explain import explain
+from fusionviz.model.report.eager_figures import figure
+from fusionviz.model.report.eager_map import module_map
+from fusionviz.model.report.summary import summary_text
+from fusionviz.model.run.runner import run_capture
+
+SCRIPT = Path(__file__).parents[1] / "data" / "scripts" / "eager_baseline.py"
+
+pytestmark = pytest.mark.torch
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """(the trace, the lines the script printed under capture), captured once."""
+    printed: list[str] = []
+    out = tmp_path_factory.mktemp("eager") / "t.json.gz"
+    trace = run_capture(str(SCRIPT), str(out), device="cpu", on_output=printed.append)
+    assert trace.script.status == "ok", trace.script.traceback
+    return trace, printed
+
+
+@pytest.fixture(scope="module")
+def captured(run):
+    return run[0]
+
+
+def _entry(trace, name):
+    return next(e for e in trace.entries if e.name == name)
+
+
+def test_every_compiled_callable_is_timed_eager_against_compiled(captured):
+    names = [e.name for e in captured.entries]
+    assert names == ["Branchy", "Block", "Norm", "main.<locals>.step"]
+    for e in captured.entries:
+        assert len(e.compile_ids) == 1, e
+        for side in (e.eager_forward, e.compiled_forward):
+            assert len(side.wall) >= 5 and all(ms > 0 for ms in side.wall)
+            assert side.device == ()  # no GPU here
+        assert e.method.startswith("interleaved calls")
+    # trained modules have their backward timed; the no_grad call and the step do not
+    grads = {e.name: e.grad for e in captured.entries}
+    assert grads == {"Branchy": False, "Block": True, "Norm": True,
+                     "main.<locals>.step": False}
+    block = _entry(captured, "Block")
+    assert len(block.eager_backward.wall) >= 5 and len(block.compiled_backward.wall) >= 5
+
+
+def test_a_branch_on_is_compiling_gives_the_eager_path_its_own_time(captured):
+    """The eager path does 20 more matmuls: the baseline is that path, not the graph
+    Dynamo captured (which holds the light path)."""
+    entry = _entry(captured, "Branchy")
+    graph = next(g for g in captured.graphs if g.compile_id == entry.compile_ids[0])
+    t = graph.timing
+    assert t.eager_source == "your program, eager forward (Branchy)"
+    assert t.dynamo_eager_ms is not None
+    assert t.eager_ms == pytest.approx(statistics.median(entry.eager_forward.wall))
+    # sampled in turns (a load slows both): the eager path costs many compiled calls
+    eager, compiled = figure(entry.eager_forward.wall), figure(entry.compiled_forward.wall)
+    assert eager.q1 > 3 * compiled.q1, (eager, compiled)
+    eager_ops = {k.launcher for k in entry.kernels}
+    assert "aten::tanh" in eager_ops  # the eager-only path ran
+    assert not any("tanh" in op for k in graph.kernels for op in k.name.split("_"))
+    text = summary_text(captured)
+    assert "eager vs compiled: Branchy:" in text
+    assert "the graph Dynamo captured, run eagerly" in text
+
+
+def test_batch_norm_and_a_compiled_optimizer_step_compute_the_same_under_capture(run):
+    """Parameters, running statistics, the step count and the RNG: bit for bit."""
+    trace, printed = run
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    plain = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True,
+                           check=True, env=env)
+    result = [line for line in printed if line.startswith("RESULT")]
+    assert result == [line for line in plain.stdout.splitlines() if line.startswith("RESULT")]
+    assert len(result) == 1
+    # the extra calls did write into the state, and it was put back
+    assert _entry(trace, "Norm").restored >= 3  # running mean, var, batches tracked
+    assert _entry(trace, "main.<locals>.step").restored >= 6  # parameters, Adam's state
+
+
+def test_the_map_of_a_transformer_block_covers_every_eager_kernel(captured):
+    entry = _entry(captured, "Block")
+    for side in ("forward", "backward"):
+        mp = module_map(captured, entry, side)
+        assert mp.eager_total > 0 and mp.compiled_total > 0
+        assert mp.coverage == pytest.approx(1.0), side
+        for path in ("ln1", "qkv", "proj", "ln2", "fc", "out"):
+            m = mp.modules[path]
+            assert m.eager and m.compiled, (side, path)
+    forward = module_map(captured, entry, "forward")
+    qkv = forward.modules["qkv"]
+    assert {k.launcher for k in qkv.eager} >= {"aten::addmm"}
+    assert [s.kernel.name.split(":")[0] for s in qkv.compiled] == ["extern_kernels.addmm"]
+    attention = [k for k in forward.modules[""].eager if "scaled_dot_product" in k.name]
+    assert attention, [k.name for k in forward.modules[""].eager]
+
+
+def test_the_explanation_says_what_it_compared(captured):
+    ex = explain(captured, _entry(captured, "Block"))
+    assert set(ex.forward) == {"wall"} and set(ex.backward) == {"wall"}
+    v = ex.forward["wall"]
+    assert v.verdict in ("faster", "slower", "within noise")
+    assert v.eager.q1 <= v.eager.median <= v.eager.q3
+    assert ex.headline().startswith("Block: compiled ")
+    assert "forward + backward" in ex.headline()
