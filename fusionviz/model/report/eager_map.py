@@ -205,3 +205,19 @@ def _mapped(path: str, own_compiled: dict[str, float]) -> bool:
         return True
     prefix = f"{path}." if path else ""
     return any(ms and p.startswith(prefix) for p, ms in own_compiled.items()) if path else False
+
+
+def eager_replaced(trace: Trace, graph: Graph, kernel: Kernel) -> tuple[list[str],
+                                                                        list[EagerKernel]]:
+    """(the modules a compiled kernel's work comes from, the eager kernels that ran in
+    those modules on the same side): what the eager program ran where this kernel now
+    runs. Empty when no entry of the trace compiled the graph's frame."""
+    entry = next((e for e in trace.entries if graph.compile_id in e.compile_ids), None)
+    if entry is None:
+        return [], []
+    nodes = {n.name: n for n in graph.nodes}
+    members = [nodes[n] for n in kernel.nodes if n in nodes and nodes[n].category != "nop"]
+    modules = list(_origin_modules(members)[0])
+    side = _side(graph)
+    eager = [k for k in entry.kernels if k.side == side and k.module in modules]
+    return modules, sorted(eager, key=lambda k: -k.ms)

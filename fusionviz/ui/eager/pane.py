@@ -197,7 +197,25 @@ class EagerPane(QWidget):
         self.tree.setSortingEnabled(True)
         self.tree.sortByColumn(4, Qt.SortOrder.DescendingOrder)
         root.setExpanded(True)
-        self.tree.setCurrentItem(root)
+        self.tree.setCurrentItem(self._worst(root, mp) or root)
+
+    def _worst(self, root: QTreeWidgetItem, mp: ModuleMap) -> QTreeWidgetItem | None:
+        """The item of the module whose own kernels lost most time, its ancestors
+        expanded (None when none lost any)."""
+        worst = next((m for m in mp.ranked(own=True) if m.own_delta_ms > 0 and m.path), None)
+        if worst is None:
+            return None
+        item, parts = root, worst.path.split(".")
+        for i in range(1, len(parts) + 1):
+            path = ".".join(parts[:i])
+            child = next((item.child(j) for j in range(item.childCount())
+                          if item.child(j).data(0, Qt.ItemDataRole.UserRole + 1) == path),
+                         None)
+            if child is None:
+                break
+            item.setExpanded(True)
+            item = child
+        return item
 
     def _show_module(self, item: QTreeWidgetItem | None) -> None:
         ex = self.current
@@ -244,6 +262,10 @@ class EagerPane(QWidget):
 
 def _report_lines(ex: Explained) -> list[str]:
     lines = []
+    for f in ex.findings:
+        lines += [f"▲ {f.title}", f"  {f.detail}"] + ([f"  Fix: {f.fix}"] if f.fix else [])
+    if ex.findings:
+        lines.append("")
     for side, vs in (("forward", ex.forward), ("backward", ex.backward)):
         for clock, v in vs.items():
             lines.append(f"{side} ({clock}): eager {v.eager.text()}; compiled "
@@ -254,8 +276,6 @@ def _report_lines(ex: Explained) -> list[str]:
             lines.append(f"kernel map ({side}): {mp.coverage:.0%} of eager kernel time lies "
                          "in modules where compiled kernels ran (a fused kernel's time is "
                          "split over its nodes' modules by node count)")
-    for f in ex.findings:
-        lines += ["", f"▲ {f.title}", f"  {f.detail}"] + ([f"  Fix: {f.fix}"] if f.fix else [])
     if ex.entry.note:
         lines.append(f"note: {ex.entry.note}")
     if ex.entry.method:

@@ -1,7 +1,8 @@
 """The module outline: the graph's ``nn.Module`` tree beside the graph, in step with it.
 
-Each module shows its class, its node count and how the graph shows it now (folded
-with its siblings, collapsed into a box, or open). Clicking one brings it into view
+Each module shows its class, its node count, how the graph shows it now (folded
+with its siblings, collapsed into a box, or open) and, where the trace timed the
+program eagerly, its time under compile against eager (tinted where it lost time). Clicking one brings it into view
 and rings its nodes; double-click (or Space) collapses or opens it. Selecting a node
 in the graph selects its module here.
 """
@@ -9,23 +10,29 @@ in the graph selects its module here.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
+from fusionviz.model.report.eager_map import ModuleMap, module_map
 from fusionviz.ui.view_state import ViewState
 
 PATH = Qt.ItemDataRole.UserRole
+_LOST, _WON = QColor(220, 60, 60, 70), QColor(60, 160, 90, 55)
 
 
 class ModuleOutline(QTreeWidget):
     def __init__(self, state: ViewState, view, parent=None) -> None:
         super().__init__(parent)
         self.state, self.view = state, view
-        self.setHeaderLabels(["module", "nodes", "shown as"])
+        self.setHeaderLabels(["module", "nodes", "shown as", "vs eager"])
+        self.headerItem().setToolTip(3, "Compiled minus eager time of everything in the "
+                                        "module (ms per call; > 0: slower under compile), "
+                                        "where the trace timed your program eagerly")
         self.setUniformRowHeights(True)
         self.header().setStretchLastSection(False)
         self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        self.header().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        for col in (1, 2, 3):
+            self.header().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.items: dict[str, QTreeWidgetItem] = {}
         self._tree = None
         view.sig_folding_changed.connect(self.refresh)
@@ -49,7 +56,7 @@ class ModuleOutline(QTreeWidget):
         self.clear()
         self.items = {}
         if not tree:
-            item = QTreeWidgetItem(["(no module paths recorded)", "", ""])
+            item = QTreeWidgetItem(["(no module paths recorded)", "", "", ""])
             item.setFlags(Qt.ItemFlag.NoItemFlags)
             self.addTopLevelItem(item)
             return
@@ -58,7 +65,7 @@ class ModuleOutline(QTreeWidget):
             name = path.rsplit(".", 1)[-1]
             cls = tree.module_class.get(path, "")
             item = QTreeWidgetItem([name + (f" ({cls})" if cls else ""),
-                                    str(len(tree.members[path])), ""])
+                                    str(len(tree.members[path])), "", ""])
             item.setData(0, PATH, path)
             item.setToolTip(0, path)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight)
@@ -71,6 +78,31 @@ class ModuleOutline(QTreeWidget):
             add(None, top)
         for item in self.items.values():
             item.setExpanded(tree.depth(item.data(0, PATH)) < 2)
+        self._show_vs_eager(self._eager_map())
+
+    def _eager_map(self) -> ModuleMap | None:
+        """The eager-vs-compiled map of the shown graph's side, when an entry of the
+        trace compiled its frame."""
+        trace, graph = self.state.trace, self.state.graph
+        if trace is None or graph is None:
+            return None
+        entry = next((e for e in trace.entries if graph.compile_id in e.compile_ids), None)
+        if entry is None:
+            return None
+        return module_map(trace, entry, "backward" if graph.kind == "backward" else "forward")
+
+    def _show_vs_eager(self, mp: ModuleMap | None) -> None:
+        for path, item in self.items.items():
+            m = mp.modules.get(path) if mp is not None else None
+            if m is None or not (m.eager_ms or m.compiled_ms):
+                continue
+            item.setText(3, f"{m.delta_ms:+.3f} ms")
+            item.setTextAlignment(3, Qt.AlignmentFlag.AlignRight)
+            item.setToolTip(3, f"eager {m.eager_ms:.4f} ms, compiled {m.compiled_ms:.4f} ms "
+                               "per call")
+            if abs(m.delta_ms) > 0.05 * max(m.eager_ms, m.compiled_ms) and abs(
+                    m.delta_ms) > 1e-3:
+                item.setBackground(3, _LOST if m.delta_ms > 0 else _WON)
 
     def toggle(self, path: str) -> None:
         """Collapse module ``path``; if it is collapsed or folded, open it."""

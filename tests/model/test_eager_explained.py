@@ -1,0 +1,122 @@
+"""Compiled vs eager, explained, on real GPU traces (H200, torch 2.11): the program's own
+eager run as the baseline, its kernels mapped to the compiled ones, and the findings."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pytest
+
+from fusionviz.model.report.eager_explain import explain
+from fusionviz.model.report.eager_figures import figure, versus
+from fusionviz.model.report.eager_json import eager_json
+from fusionviz.model.report.eager_map import module_map
+from fusionviz.model.report.summary import summary_text
+from fusionviz.model.tracefile.io import load_trace
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def bert():
+    return load_trace(str(DATA / "gpu_bert_fp16_infer.json.gz"))
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    return load_trace(str(DATA / "gpu_resnet50_train.json.gz"))
+
+
+def test_the_eager_baseline_is_the_program_run_eagerly_with_device_times(bert):
+    (entry,) = bert.entries
+    assert (entry.name, entry.kind, entry.compile_ids, entry.grad) == (
+        "BertModel", "module", ("0/0",), False)
+    assert len(entry.eager_forward.device) == 3 and len(entry.eager_forward.wall) >= 5
+    assert len(entry.compiled_forward.device) == 3
+    assert entry.eager_forward.launches > entry.compiled_forward.launches > 0
+    graph = bert.graphs[0]
+    t = graph.timing
+    assert t.eager_source == "your program, eager forward (BertModel)"
+    assert t.eager_device_ms == pytest.approx(statistics.median(entry.eager_forward.device))
+    assert t.dynamo_eager_device_ms is not None  # the Dynamo graph's figure kept beside it
+    assert t.dynamo_eager_device_ms > t.eager_device_ms  # the graph does more work
+
+
+def test_every_eager_kernel_is_attributed_to_its_op_and_module(bert):
+    (entry,) = bert.entries
+    assert all(k.side == "forward" and k.ms >= 0 and k.calls > 0 for k in entry.kernels)
+    gemms = [k for k in entry.kernels if k.op == "aten::linear"]
+    assert len({k.module for k in gemms}) == 12 * 6 + 1  # q, k, v, out, inter, out; pooler
+    attention = [k for k in entry.kernels if k.op == "aten::scaled_dot_product_attention"
+                 and "sdpa" in k.name]
+    assert {k.module for k in attention} == {f"encoder.layer.{i}.attention.self"
+                                             for i in range(12)}
+
+
+def test_the_map_places_every_eager_kernel_beside_compiled_ones(bert):
+    mp = module_map(bert, bert.entries[0], "forward")
+    assert mp.coverage == pytest.approx(1.0)
+    assert mp.eager_total == pytest.approx(sum(k.ms for k in bert.entries[0].kernels))
+    attn = mp.modules["encoder.layer.3.attention.self"]
+    assert [s.kernel.name.split(":")[0] for s in attn.compiled if s.ms > 0.01] == [
+        "torch.ops.aten._scaled_dot_product_cudnn_attention.default"]
+    assert attn.own_compiled_ms > 1.5 * attn.own_eager_ms  # the masked attention is slower
+    root = mp.modules[""]
+    assert root.compiled_ms == pytest.approx(mp.compiled_total)
+    assert abs(root.eager_ms - mp.eager_total) < 1e-6
+
+
+def test_bert_says_which_modules_lost_time_to_a_mask_only_the_graph_builds(bert):
+    ex = explain(bert, bert.entries[0])
+    attention = next(f for f in ex.findings if f.title.startswith("attention"))
+    assert "in 12 modules (encoder.layer.*.attention.self)" in attention.title
+    assert "slower under compile" in attention.title
+    assert "builds an attention mask" in attention.detail
+    assert "attention_mask=None" in attention.fix
+    lost = dict(ex.budget)["  forward: most lost in"]
+    assert lost.startswith("encoder.layer.*.attention.self +")
+    text = summary_text(bert)
+    assert "eager vs compiled: BertModel: compiled" in text
+    assert "! attention is" in text
+
+
+def test_a_train_step_is_timed_forward_and_backward_and_found_launch_bound(resnet):
+    (entry,) = resnet.entries
+    assert entry.grad and entry.name == "ClassifierLoss"
+    assert len(entry.eager_backward.device) == 3 and len(entry.compiled_backward.wall) >= 5
+    assert entry.restored >= 53 * 3  # every BatchNorm's mean, var and step count
+    ex = explain(resnet, entry)
+    assert ex.headline().startswith("ClassifierLoss: compiled ")
+    assert "forward + backward" in ex.headline()
+    assert set(ex.step) == {"device", "wall"}
+    for side in ("forward", "backward"):
+        assert module_map(resnet, entry, side).coverage >= 0.95
+    launch = next(f for f in ex.findings if f.title.startswith("launch-bound"))
+    assert "reduce-overhead" in launch.fix
+    backward = next(g for g in resnet.graphs if g.kind == "backward")
+    assert backward.timing.eager_source.startswith("your program, eager autograd backward")
+
+
+def test_the_json_section_holds_both_clocks_the_map_and_the_findings(resnet):
+    (doc,) = eager_json(resnet)
+    for side in ("forward", "backward"):
+        for clock in ("device", "wall"):
+            v = doc[side][clock]
+            assert v["eager"]["q1_ms"] <= v["eager"]["median_ms"] <= v["eager"]["q3_ms"]
+            assert v["verdict"] in ("faster", "slower", "within noise")
+    rows = doc["kernel_map"]["forward"]["modules"]
+    assert rows and all(r["eager_kernels"] or r["compiled_kernels"] for r in rows)
+    assert abs(rows[0]["delta_ms"]) >= abs(rows[-1]["delta_ms"])
+    assert [f["title"] for f in doc["findings"]]
+
+
+def test_figures_say_noisy_and_within_noise_instead_of_a_speedup():
+    steady = figure([1.0, 1.01, 0.99, 1.0, 1.02])
+    assert not steady.noisy and steady.q1 <= steady.median <= steady.q3
+    noisy = figure([0.2, 0.21, 9.9, 0.2, 24.0, 0.22, 19.0, 0.2])
+    assert noisy.noisy and "noisy" in noisy.text()
+    assert versus("wall", [1.0, 1.1, 0.9, 1.0], [1.05, 0.95, 1.0, 1.1]).verdict == \
+        "within noise"
+    v = versus("wall", [2.0, 2.1, 1.9, 2.0], [1.0, 1.05, 0.95, 1.0])
+    assert v.verdict == "faster" and v.speedup == pytest.approx(2.0)

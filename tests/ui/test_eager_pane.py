@@ -1,0 +1,65 @@
+"""The Compiled vs eager pane and the modules' "vs eager" column, on a real GPU trace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+PATH = Qt.ItemDataRole.UserRole + 1
+
+
+def test_the_pane_opens_on_the_module_that_lost_most_and_lists_both_sides(window, qtbot):
+    assert window.open_trace(str(DATA / "gpu_bert_fp16_infer.json.gz")), window.errors
+    pane = window.eager_pane
+    assert pane.entry_box.count() == 1
+    assert pane.headline.text().startswith("BertModel: compiled ")
+    report = pane.report.toPlainText()
+    assert report.startswith("▲ attention is")  # the findings come first
+    assert "Fix: Pass attention_mask=None" in report
+    item = pane.tree.currentItem()
+    path = item.data(0, PATH)
+    assert path.startswith("encoder.layer.") and path.endswith(".attention.self"), path
+    assert float(item.text(4)) > 0  # it lost time
+    eager = [pane.eager_table.item(r, 0).text() for r in range(pane.eager_table.rowCount())]
+    compiled = [pane.compiled_table.item(r, 0).text()
+                for r in range(pane.compiled_table.rowCount())]
+    assert any("sdpa" in name for name in eager), eager
+    assert any("_scaled_dot_product_cudnn_attention" in name for name in compiled), compiled
+    # slowest first
+    ms = [pane.compiled_table.item(r, 4).data(Qt.ItemDataRole.UserRole)
+          for r in range(pane.compiled_table.rowCount())]
+    assert ms == sorted(ms, reverse=True)
+
+
+def test_clicking_a_compiled_kernel_selects_it_everywhere(window, qtbot):
+    assert window.open_trace(str(DATA / "gpu_bert_fp16_infer.json.gz")), window.errors
+    pane = window.eager_pane
+    name = pane.compiled_table.item(0, 0).text()
+    pane.compiled_table.cellClicked.emit(0, 0)
+    assert window.state.kernel == name
+    view = window.kernel_pane.views[0]
+    assert "scaled_dot_product" in view.title.text()
+    # the kernel pane says what eager ran where this kernel runs now
+    facts = view.facts.text()
+    assert "eager ran" in facts and ".attention.self: " in facts and "sdpa" in facts, facts
+
+
+def test_the_backward_side_and_the_module_outline_show_time_lost_or_won(window, qtbot):
+    assert window.open_trace(str(DATA / "gpu_resnet50_train.json.gz")), window.errors
+    pane = window.eager_pane
+    pane.side_box.setCurrentText("backward")
+    root = pane.tree.topLevelItem(0)
+    assert root.text(0) == "(whole model)" and float(root.text(2)) > 0
+    outline = window.module_outline
+    shown = [item.text(3) for item in outline.items.values() if item.text(3)]
+    assert shown and all(text.endswith(" ms") for text in shown)
+
+
+def test_a_trace_without_entries_says_why_the_pane_is_empty(window, qtbot):
+    assert window.open_trace(str(DATA / "gpu_mlp_block.json.gz")), window.errors
+    pane = window.eager_pane
+    assert pane.entry_box.count() == 0
+    assert "recorded before fusionviz timed your own code" in pane.headline.text()
+    assert pane.tree.topLevelItemCount() == 0
