@@ -58,6 +58,20 @@ def why_tip(graph) -> str:
                                "recorded them).")
 
 
+def speedup_tip(timing) -> str:
+    """The speedup on both clocks: a launch-bound graph can be faster on the device and
+    slower on the wall clock."""
+    if timing is None or not timing.compiled_ms or not timing.eager_ms:
+        return "not timed on both sides"
+    lines = [f"{time_kind(timing)}: eager {timing.eager_ms:.3f} ms / compiled "
+             f"{timing.compiled_ms:.3f} ms = {timing.eager_ms / timing.compiled_ms:.2f}×"]
+    cw, ew = timing.compiled_wall_ms, timing.eager_wall_ms
+    if time_kind(timing) == "device" and cw and ew:
+        lines.append(f"wall: eager {ew:.3f} ms / compiled {cw:.3f} ms = {ew / cw:.2f}×"
+                     + ("  (slower in wall time: the CPU sets the pace)" if cw > ew else ""))
+    return "\n".join(lines)
+
+
 def timing_tip(timing, side: str = "compiled") -> str:
     """What a time in the list is: device or wall, median of how many, its spread."""
     if timing is None:
@@ -70,6 +84,10 @@ def timing_tip(timing, side: str = "compiled") -> str:
             else "wall time per call")
     if side == "eager":  # sampled by the baseline run, not the compiled graph's
         tip = f"eager {ms_spread(value, spread)}: {what} of {timing.eager_source or 'eager'}"
+        if timing.dynamo_eager_ms is not None:
+            tip += (f"\nthe graph Dynamo captured, run eagerly: {timing.dynamo_eager_ms:.3f} "
+                    "ms (what eager meant before; your program may take another path "
+                    "under torch.compile)")
     else:
         samples = timing.profiled_calls if kind == "device" else timing.repeats
         tip = f"{side} {ms_spread(value, spread)}: {what}, median of {samples}"
@@ -110,7 +128,8 @@ class GraphsList(QTreeWidget):
             item.setToolTip(COLUMNS.index("kernels"), f"{len(graph.kernels)} kernels launched {launches} times per "
                                "call (wrapper-only nodes such as MultiOutput are not kernels)")
             for col, text in ((COLUMNS.index("compiled ms"), timing_tip(graph.timing)),
-                              (COLUMNS.index("eager ms"), timing_tip(graph.timing, "eager"))):
+                              (COLUMNS.index("eager ms"), timing_tip(graph.timing, "eager")),
+                              (COLUMNS.index("speedup"), speedup_tip(graph.timing))):
                 item.setToolTip(col, text)
             for col in range(WHY + 1, len(COLUMNS)):
                 item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

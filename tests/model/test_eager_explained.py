@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from fusionviz.model.report.chart_data import clock_note, timeline
 from fusionviz.model.report.eager_explain import explain
 from fusionviz.model.report.eager_figures import figure, versus
 from fusionviz.model.report.eager_json import eager_json
@@ -120,3 +121,25 @@ def test_figures_say_noisy_and_within_noise_instead_of_a_speedup():
         "within noise"
     v = versus("wall", [2.0, 2.1, 1.9, 2.0], [1.0, 1.05, 0.95, 1.0])
     assert v.verdict == "faster" and v.speedup == pytest.approx(2.0)
+
+
+def test_the_timeline_says_its_span_against_the_measured_call_and_why_they_differ(resnet):
+    forward = next(g for g in resnet.graphs if g.kind == "forward")
+    data = timeline(forward)
+    end = max(k["end"] for k in data["kernels"])
+    note = data["note"]
+    assert note.startswith(f"span {end:.3f} ms; the call measures ")
+    assert f"{forward.timing.compiled_wall_ms:.3f} ms wall" in note
+    assert f"{forward.timing.compiled_device_ms:.3f} ms on the device" in note
+    assert "the profiler slows the CPU side" in note  # span 58 ms against 12 ms wall
+    # where the two agree, no reason is given
+    quiet = clock_note(forward.timing, "launch", forward.timing.compiled_wall_ms)
+    assert quiet.endswith("on the device")
+
+
+def test_the_speedup_tooltip_gives_both_clocks(resnet):
+    from fusionviz.ui.graphs_list import speedup_tip  # noqa: PLC0415 - Qt only here
+
+    forward = next(g for g in resnet.graphs if g.kind == "forward")
+    tip = speedup_tip(forward.timing)
+    assert tip.startswith("device: eager ") and "\nwall: eager " in tip

@@ -32,7 +32,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 from fusionviz.model.capture import kernel_attribution as attribution
 from fusionviz.model.capture.state_guard import StateGuard
-from fusionviz.model.capture.timing import preserved_rng, quiet_children
+from fusionviz.model.capture.timing import OtherCpu, preserved_rng, quiet_children
 from fusionviz.model.trace import EagerKernel, Samples
 
 WARMUP = 2
@@ -79,24 +79,25 @@ class _Side:
         self.backward_ok = grad
         self.why_no_backward = ""
 
-    def forward(self, inputs):
-        args, kwargs = inputs
-        # autocast keeps each parameter's cast until its outermost context exits: a
-        # program's step enters it anew, so each call here casts again, as the step does
+    def mode(self):
+        """The context of one call, entered outside the timed part: for the eager side
+        the stance that runs compiled functions it reaches eagerly. Autocast keeps each
+        parameter's cast until its outermost context exits: a program's step enters it
+        anew, so each call here casts again, as the step does."""
         torch.clear_autocast_cache()
-        with eager_mode() if self.eager else contextlib.nullcontext():
-            return self.fn(*args, **kwargs)
+        return eager_mode() if self.eager else contextlib.nullcontext()
 
     def step(self, record: bool = True, probe: bool = False) -> None:
         """One call (and backward), timed when ``record``; a ``probe`` (the call that
         finds what the program writes into, under a dispatch mode) decides nothing."""
-        inputs = clone_tree(self.inputs)  # copied outside the timed part
-        known = self.params + _tensors(inputs)
-        _sync(self.cuda)
-        t0 = time.perf_counter()
-        out = self.forward(inputs)
-        _sync(self.cuda)
-        t1 = time.perf_counter()
+        args, kwargs = clone_tree(self.inputs)  # copied outside the timed part
+        known = self.params + _tensors((args, kwargs))
+        with self.mode():
+            _sync(self.cuda)
+            t0 = time.perf_counter()
+            out = self.fn(*args, **kwargs)
+            _sync(self.cuda)
+            t1 = time.perf_counter()
         if record:
             self.fwd.append((t1 - t0) * 1e3)
         if self.backward_ok:
@@ -120,9 +121,10 @@ class _Side:
 
     def profiled_step(self) -> None:
         inputs = clone_tree(self.inputs)
+        args, kwargs = inputs
         with torch.profiler.record_function(attribution.CALL_RANGE):
-            with torch.profiler.record_function(attribution.FORWARD_RANGE):
-                out = self.forward(inputs)
+            with self.mode(), torch.profiler.record_function(attribution.FORWARD_RANGE):
+                out = self.fn(*args, **kwargs)
             if self.backward_ok:
                 with torch.profiler.record_function(attribution.SETUP_RANGE):
                     outs, leaves = grad_targets(out, self.params + _tensors(inputs))
@@ -170,6 +172,7 @@ class Result:
         self.notes: list[str] = []
         # eager | compiled -> (forward device ms per call, backward's, launches per call)
         self.device: dict[str, tuple[list[float], list[float], float]] = {}
+        self.load: dict = {}  # CPU: {"other_cpu_cores": ...} while the calls were timed
 
     def samples(self, side: _Side, backward: bool) -> Samples:
         fwd, bwd, launches = self.device.get("eager" if side.eager else "compiled",
@@ -201,7 +204,10 @@ def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
             for _ in range(WARMUP):
                 compiled.step(record=False)
                 eager.step(record=False)
-            _interleave(eager, compiled)
+            with OtherCpu() as other:
+                _interleave(eager, compiled)
+            if not cuda and other.cores is not None:
+                res.load["other_cpu_cores"] = round(other.cores, 2)
             if cuda:
                 _device_times(eager, compiled, roots, res)
             else:

@@ -17,7 +17,7 @@ import torch
 
 from fusionviz.model.capture.eager_program import clone_tree, measure_program
 from fusionviz.model.capture.state_guard import roots_of
-from fusionviz.model.capture.timing import _load, in_lockstep
+from fusionviz.model.capture.timing import in_lockstep, machine_load
 from fusionviz.model.trace import Entry
 
 _busy = [0]  # > 0 while a measurement runs: wrapped callables pass through
@@ -119,7 +119,7 @@ class _Watch:
             eager_forward=res.eager_forward, compiled_forward=res.compiled_forward,
             eager_backward=res.eager_backward, compiled_backward=res.compiled_backward,
             kernels=res.kernels, method=method, note="; ".join(res.notes),
-            load={} if cuda else _load(), restored=res.restored))
+            load={} if cuda else {**machine_load(), **res.load}, restored=res.restored))
 
 
 def _wants_grad(flat, roots) -> bool:

@@ -160,6 +160,38 @@ def _children_cpu() -> float | None:
         return None
 
 
+class OtherCpu:
+    """How many cores other processes kept busy while a CPU timing ran (from
+    ``/proc/stat`` less this process and its children): the 1-minute load average
+    lags, and a timing taken while another program spins is not this program's cost.
+    ``cores`` is None where it cannot be read (not Linux)."""
+
+    def __enter__(self) -> OtherCpu:
+        self.cores: float | None = None
+        self._start = _cpu_now()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        end = _cpu_now()
+        if self._start is not None and end is not None and end[0] > self._start[0]:
+            wall, busy, own = (b - a for a, b in zip(self._start, end, strict=True))
+            self.cores = max(0.0, (busy - own) / wall)
+
+
+def _cpu_now() -> tuple[float, float, float] | None:
+    """(wall s, CPU s used by the whole machine, CPU s used by this process and its
+    children)."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(v) for v in f.readline().split()[1:]]
+        tick = os.sysconf("SC_CLK_TCK")
+        busy = (sum(ticks) - ticks[3] - (ticks[4] if len(ticks) > 4 else 0)) / tick
+        own = sum(os.times()[:2]) + (_children_cpu() or 0.0)
+        return time.perf_counter(), busy, own
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def in_lockstep() -> bool:
     """Whether this process is one rank of several (torch.distributed): a graph with a
     collective must then run as often on every rank, so the repeats are a fixed count,
@@ -395,7 +427,7 @@ def _call_of(calls: list[tuple[float, float, float]], start: float) -> int | Non
     return None
 
 
-def _load() -> dict:
+def machine_load() -> dict:
     """The machine's load while timing (CPU times are wall times: a busy machine
     stretches them)."""
     try:
@@ -436,7 +468,7 @@ def measure(module, call, inputs, gm, records, device: str) -> Timing:
         compiled_wall_ms=median(wall), compiled_wall_spread=spread(wall),
         compiled_device_ms=median(busy), repeats=len(wall), profiled_calls=len(busy),
         method=method, note="; ".join(notes),
-        max_abs_diff=diff, diff_note=diff_note, load={} if clock.cuda else _load(),
+        max_abs_diff=diff, diff_note=diff_note, load={} if clock.cuda else machine_load(),
     )
 
 

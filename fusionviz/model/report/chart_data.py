@@ -127,9 +127,33 @@ def timeline(graph: Graph) -> dict:
                       "end": max(w.end_ms for w in waits),
                       "wait_start": min(w.start_ms for w in waits), "kernel": own.name,
                       "between": tuple(n for n in t.kernels_between or () if n not in comm)})
+    clock = "launch" if time_kind(graph.timing) == "device" else "wall"
+    end = max((k.end_ms for k in kernels), default=0.0)
     return {"kernels": [{"name": k.name, "start": k.start_ms, "end": k.end_ms,
                          "collective": k.name in comm, "calls": k.calls,
                          "launches": list(k.launches) or [(k.start_ms, k.end_ms)]}
                         for k in kernels],
             "spans": spans,
-            "clock": "launch" if time_kind(graph.timing) == "device" else "wall"}
+            "clock": clock,
+            "note": clock_note(graph.timing, clock, end) if kernels else ""}
+
+
+def clock_note(timing, clock: str, span_ms: float) -> str:
+    """How the timeline's span compares with the graph's measured time per call, and
+    why they differ where they do (one clock per chart, or a reason in place)."""
+    wall = timing.compiled_wall_ms if timing is not None else None
+    device = timing.compiled_device_ms if timing is not None else None
+    measured = ", ".join(f"{v:.3f} ms {what}" for v, what in ((wall, "wall"),
+                                                             (device, "on the device"))
+                         if v is not None)
+    text = f"span {span_ms:.3f} ms" + (f"; the call measures {measured}" if measured else "")
+    if wall is None or abs(span_ms - wall) <= 0.2 * wall:
+        return text
+    if clock == "launch":
+        why = ("the bars are when the CPU issued each launch during the profiled calls: "
+               "the profiler slows the CPU side, and the device runs each kernel later")
+    else:
+        why = ("the bars come from calls with a timer around each kernel, which run "
+               f"{'slower' if span_ms > wall else 'faster'} than the plain calls timed "
+               "for the graph")
+    return f"{text} ({why})"

@@ -18,6 +18,7 @@ from fusionviz.model.trace import Entry, Trace
 
 LAUNCH_BOUND = 1.5  # compiled wall per call above this many times its device time
 DIVERGED = 1.25  # Dynamo graph run eagerly vs the user's program: this far apart
+BUSY = 0.25  # other processes' CPU use while timing, as a share of the cores: uncertain
 
 _FUSED_ATTENTION = re.compile(r"flash|fmha|efficient_attention|cudnn.*(sdpa|attn|attention)"
                               r"|scaled_dot_product", re.I)
@@ -52,6 +53,17 @@ class Explained:
     budget: list[tuple[str, str]]  # (what, its number and meaning)
     findings: list[Finding]
 
+    @property
+    def busy(self) -> str:
+        """Why CPU figures are uncertain: other processes kept cores busy while the calls
+        were timed ("" when they did not, or on the GPU)."""
+        load = self.entry.load or {}
+        other, cores = load.get("other_cpu_cores"), load.get("cores")
+        if other is None or not cores or other <= BUSY * cores:
+            return ""
+        return (f"other processes kept {other:.1f} of {cores} cores busy while the calls "
+                "were timed")
+
     def headline(self) -> str:
         """``train_step: compiled 6.42 ms vs eager 2.98 ms device per call: 2.15x
         slower`` (the device clock where there is one; forward + backward)."""
@@ -64,6 +76,8 @@ class Explained:
         noise = bool(sides) and all(v.verdict == "within noise" for v in sides)
         how = ("within noise" if noise or ratio is None else
                f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower")
+        if clock == "wall" and self.busy:
+            how = f"uncertain, {self.busy} ({how} as measured)"
         what = "forward + backward" if self.entry.grad else "per call"
         return (f"{self.entry.name}: compiled {compiled:.3f} ms vs eager {eager:.3f} ms "
                 f"{clock} {what}: {how}")
@@ -365,6 +379,8 @@ def entry_lines(trace: Trace) -> list[str]:
             lines.append(f"    {f.detail}")
             if f.fix:
                 lines.append(f"    fix: {f.fix}")
+        if ex.busy:
+            lines.append(f"  uncertain: {ex.busy}; wall times are not this program's cost")
         if e.note:
             lines.append(f"  note: {e.note}")
         if e.restored:

@@ -9,6 +9,8 @@ its kernel.
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
@@ -87,7 +89,9 @@ class TimelineChart(ChartPage):
         light = QColor(comm)
         light.setAlpha(70)
         spans = self._data["spans"]
-        plot.setTitle(_title(spans), color=self.foreground(), size="9pt")
+        plot.setTitle(_title(spans) + (f"<br>{html.escape(self._data['note'])}"
+                                       if self._data.get("note") else ""),
+                      color=self.foreground(), size="9pt")
         # the spans first, under the calls and waits drawn on them
         if spans:
             plot.addItem(SpanBars([s["start"] for s in spans], [s["end"] for s in spans],
