@@ -15,6 +15,10 @@ docs/reorder-pass.png: ``tests/data/ranks/gpu_comm_overlap``'s rank 0 at its fir
 post-fusion pass (sink_waits_iterative) at 1280×800, the all-reduce's row selected.
 docs/timeline.png: the same trace's Timeline chart (the matmul running while the
 all-reduce is in flight).
+docs/compiled-vs-eager.png: ``tests/data/gpu_bert_fp16_infer.json.gz`` (HF BERT fp16
+inference, H200) with the Compiled vs eager dock raised: its findings, the module tree
+opened on the attention module that lost most, and that module's eager and compiled
+kernels.
 docs/rank-comparison-nccl.png: the comparison tab of ``tests/data/ranks/nccl_tp_step``
 (tensor parallel, two H100s, NCCL).
 """
@@ -30,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from fusionviz.ui.main_window import MainWindow  # noqa: E402
@@ -97,6 +101,15 @@ def main() -> int:
     win.charts_pane.tabs.setCurrentWidget(win.charts_pane.timeline_chart)
     settle(app)
     win.grab().save(str(ROOT / "docs/timeline.png"))
+    win.resize(1600, 1000)
+    assert win.open_trace(str(ROOT / "tests/data/gpu_bert_fp16_infer.json.gz"))
+    eager = win.docks["eager"]
+    eager.show()
+    eager.raise_()
+    win.resizeDocks([eager], [600], Qt.Orientation.Vertical)
+    settle(app)
+    win.grab().save(str(ROOT / "docs/compiled-vs-eager.png"))
+    win.resize(1280, 800)
     assert win.open_trace(str(ROOT / "tests/data/ranks/nccl_tp_step/rank0.json.gz"))
     win.experiments.open_experiment(str(ROOT / "tests/data/ranks/nccl_tp_step"))
     settle(app)
@@ -105,7 +118,7 @@ def main() -> int:
     settle(app)
     print("wrote docs/screenshot-gpu.png, docs/gpt2-first-view.png, docs/gpt2-block-round1.png,"
           " docs/kernel-table.png, docs/compare-gpu.png, docs/reorder-pass.png,"
-          " docs/timeline.png, docs/rank-comparison-nccl.png")
+          " docs/timeline.png, docs/compiled-vs-eager.png, docs/rank-comparison-nccl.png")
     return 0
 
 

@@ -47,7 +47,7 @@ def test_clicking_a_compiled_kernel_selects_it_everywhere(window, qtbot):
 
 
 def test_the_backward_side_and_the_module_outline_show_time_lost_or_won(window, qtbot):
-    assert window.open_trace(str(DATA / "gpu_resnet50_train.json.gz")), window.errors
+    assert window.open_trace(str(DATA / "gpu_llama_hf_train.json.gz")), window.errors
     pane = window.eager_pane
     pane.side_box.setCurrentText("backward")
     root = pane.tree.topLevelItem(0)
@@ -63,3 +63,13 @@ def test_a_trace_without_entries_says_why_the_pane_is_empty(window, qtbot):
     assert pane.entry_box.count() == 0
     assert "recorded before fusionviz timed your own code" in pane.headline.text()
     assert pane.tree.topLevelItemCount() == 0
+
+
+def test_the_speedup_tooltip_gives_both_clocks():
+    from fusionviz.model.tracefile.io import load_trace
+    from fusionviz.ui.graphs_list import speedup_tip
+
+    trace = load_trace(str(DATA / "gpu_llama_hf_train.json.gz"))
+    forward = next(g for g in trace.graphs if g.kind == "forward")
+    tip = speedup_tip(forward.timing)
+    assert tip.startswith("device: eager ") and "\nwall: eager " in tip

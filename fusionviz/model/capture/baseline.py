@@ -124,7 +124,11 @@ def measure_eager(gm, inputs, grad_enabled: bool, cuda: bool) -> Baseline:
         forward, backward = EagerTimes(), EagerTimes() if needs_grad else None
         try:
             with torch.set_grad_enabled(grad_enabled):
-                with guard.watch():  # keeps what the graph writes into before it does
+                try:
+                    with guard.watch():  # keeps what the graph writes into before it does
+                        _step(gm, inputs, backward is not None, cuda)
+                except Exception:  # noqa: BLE001 - an op the dispatch mode cannot see
+                    guard.keep_all()
                     _step(gm, inputs, backward is not None, cuda)
                 for _ in range(WARMUP - 1):
                     _step(gm, inputs, backward is not None, cuda)

@@ -43,15 +43,22 @@ PROFILED_CALLS = 3
 
 def clone_tree(tree):
     """A copy of the call's arguments: every tensor copied (leaves that required grad
-    still do; a non-leaf becomes a leaf that requires grad), everything else as is."""
+    still do; a non-leaf becomes a leaf that requires grad), everything else as is. A
+    tensor passed twice is copied once and passed twice: Dynamo guards on such
+    aliasing (``input_ids is labels``), and breaking it would recompile the user's
+    function."""
+    copies: dict[int, torch.Tensor] = {}
 
     def copy(a):
         if not isinstance(a, torch.Tensor):
             return a
+        if id(a) in copies:
+            return copies[id(a)]
         with torch.no_grad():
             c = a.detach().clone(memory_format=torch.preserve_format)
         if a.requires_grad and (c.is_floating_point() or c.is_complex()):
             c.requires_grad_()
+        copies[id(a)] = c
         return c
 
     return tree_map(copy, tree)
@@ -183,9 +190,12 @@ class Result:
 
 
 def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
-                    cuda: bool) -> Result:
+                    cuda: bool, grad_mode: bool | None = None) -> Result:
     """Eager vs compiled, forward (and backward where ``grad``), on copies of
-    ``inputs`` = (args, kwargs); the user's state and RNG as they were afterwards."""
+    ``inputs`` = (args, kwargs), under the grad mode of the user's call (``grad_mode``,
+    default ``grad``: Dynamo guards on it, another would compile again); the user's
+    state and RNG as they were afterwards."""
+    grad_mode = grad if grad_mode is None else grad_mode
     res = Result()
     if not cuda:
         quiet_children()  # compile workers still busy would be timed with the calls
@@ -194,11 +204,12 @@ def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
     eager = _Side(eager_fn, inputs, grad, cuda, eager=True, params=params)
     compiled = _Side(compiled_fn, inputs, grad, cuda, eager=False, params=params)
     try:
-        with preserved_rng(), torch.set_grad_enabled(grad):
+        with preserved_rng(), torch.set_grad_enabled(grad_mode):
             try:
                 with guard.watch():
                     eager.step(record=False, probe=True)  # finds what calls write into
             except Exception as e:  # noqa: BLE001 - e.g. an op a dispatch mode cannot see
+                guard.keep_all()
                 res.notes.append(f"writes not watched ({type(e).__name__}); "
                                  "modules' and optimizers' tensors kept")
             for _ in range(WARMUP):

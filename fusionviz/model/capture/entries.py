@@ -106,7 +106,8 @@ class _Watch:
         _busy[0] += 1
         try:
             res = measure_program(self.eager, self.compiled, inputs, roots,
-                                  grad=grad and _wants_grad(flat, roots), cuda=cuda)
+                                  grad=grad and _wants_grad(flat, roots), cuda=cuda,
+                                  grad_mode=grad)
         except Exception as e:  # noqa: BLE001 - measuring must never break the user's run
             self.rec.add_entry(_note(base, f"not timed: {type(e).__name__}: {e}"))
             return

@@ -3,12 +3,14 @@
 Timing the user's callable eagerly and compiled means calling it again: a BatchNorm
 in train mode updates its running statistics, a compiled optimizer step updates the
 parameters and its own state, code may write into a tensor it holds. ``StateGuard``
-copies, before the extra calls, every tensor of the modules and optimizers the
-callable reaches (its module, its arguments, the globals and closure cells its code
-names), and, while one eager call runs under ``watch()``, every other pre-existing
-tensor just before an op first writes into it. ``restore()`` writes the copies back
-through ``.data``, which leaves the tensors' autograd version counters alone (a graph
-the user built before, still waiting for its backward, stays valid).
+copies, before the extra calls, the buffers of the modules the callable reaches (its
+module, its arguments, the globals and closure cells its code names), and, while one
+eager call runs under ``watch()``, every other pre-existing tensor just before an op
+first writes into it (an optimizer's parameters and state). Only where that watch
+cannot run are all the parameters and optimizer state copied (``keep_all``). Copies of
+device tensors are kept in host memory: the GPU may be full. ``restore()`` writes them
+back through ``.data``, which leaves the tensors' autograd version counters alone (a
+graph the user built before, still waiting for its backward, stays valid).
 """
 
 from __future__ import annotations
@@ -46,13 +48,16 @@ def roots_of(fn, args=(), kwargs=None) -> list:
     return list(seen.values())
 
 
-def root_tensors(roots) -> list[torch.Tensor]:
+def root_tensors(roots, buffers_only: bool = False) -> list[torch.Tensor]:
+    """The modules' buffers, and unless ``buffers_only`` their parameters and the
+    optimizers' parameters and state."""
     out = []
     for r in roots:
         if isinstance(r, torch.nn.Module):
-            out.extend(r.parameters())
             out.extend(r.buffers())
-        else:  # an optimizer: its parameters and every tensor of its state
+            if not buffers_only:
+                out.extend(r.parameters())
+        elif not buffers_only:  # an optimizer: its parameters and its state's tensors
             for group in r.param_groups:
                 out.extend(p for p in group["params"] if isinstance(p, torch.Tensor))
             for st in r.state.values():
@@ -64,37 +69,31 @@ class StateGuard:
     """Copies of the user's tensors, written back by ``restore``."""
 
     def __init__(self, roots=()) -> None:
+        self.roots = list(roots)
         self.saved: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-        for t in root_tensors(roots):
+        for t in root_tensors(self.roots, buffers_only=True):
+            self.keep(t)
+
+    def keep_all(self) -> None:
+        """Also every parameter and optimizer tensor (where writes cannot be watched)."""
+        for t in root_tensors(self.roots):
             self.keep(t)
 
     def keep(self, t: torch.Tensor) -> None:
         if id(t) not in self.saved:
             with torch.no_grad():
-                self.saved[id(t)] = (t, t.detach().clone())
+                self.saved[id(t)] = (t, t.detach().to("cpu", copy=True))
 
     def watch(self) -> _Writes:
         """A dispatch mode that keeps each pre-existing tensor before its first write."""
         return _Writes(self)
 
     def restore(self) -> int:
-        """Write every copy back; the number of tensors that had changed."""
-        changed = 0
+        """Write every copy back; the number of tensors put back."""
         with torch.no_grad():
             for t, copy in self.saved.values():
-                if not _same(t, copy):
-                    changed += 1
-                    t.data.copy_(copy)  # .data: the version counter stays as it is
-        return changed
-
-
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    try:
-        return bool(torch.equal(a.detach(), b)) or bool(
-            a.is_floating_point() and torch.equal(a.detach().isnan(), b.isnan())
-            and torch.equal(a.detach().nan_to_num(), b.nan_to_num()))
-    except RuntimeError:
-        return False
+                t.data.copy_(copy)  # .data: the version counter stays as it is
+        return len(self.saved)
 
 
 class _Writes(TorchDispatchMode):

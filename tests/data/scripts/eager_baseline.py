@@ -8,6 +8,9 @@
 3. A BatchNorm model in train mode and a compiled Adam step: the RESULT line (exact
    bytes of the parameters, running statistics and a draw of the RNG afterwards) must
    be the same with and without capture.
+4. ``same``: a function called with one tensor twice (as HF models get ``input_ids``
+   and ``labels``): Dynamo guards on that aliasing, so the capture's extra calls must
+   keep it, or the function is compiled again.
 """
 
 import hashlib
@@ -85,6 +88,14 @@ def main() -> None:
         compiled(torch.randn(16, 32)).square().mean().backward()
         step()
         opt.zero_grad()
+    @torch.compile
+    def same(a, b):
+        return (a * b).sum()
+
+    x = torch.randn(8, 8)
+    same(x, x)
+    same(x, x)
+
     state = [p for p in model.parameters()] + [model.bn.running_mean, model.bn.running_var]
     print("RESULT", digest(*state), int(model.bn.num_batches_tracked), torch.rand(1).item())
 
