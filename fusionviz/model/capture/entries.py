@@ -34,7 +34,7 @@ def _compile(orig, rec):
             return lambda fn: compile_(fn, *args, **kwargs)
         compiled = orig(model, *args, **kwargs)
         try:
-            return _wrap(rec, model, compiled)
+            return _wrap(rec, model, compiled, _cudagraphs(kwargs))
         except Exception:  # noqa: BLE001 - recording must never break the user's compile
             rec.on_error("torch.compile wrap", traceback.format_exc())
             return compiled
@@ -42,10 +42,22 @@ def _compile(orig, rec):
     return compile_
 
 
-def _wrap(rec, model, compiled):
+def _cudagraphs(kwargs: dict) -> bool:
+    """Whether this ``torch.compile`` runs its graphs as CUDA graphs (its mode, its
+    options, or Inductor's config)."""
+    options = kwargs.get("options") or {}
+    if kwargs.get("mode") in ("reduce-overhead", "max-autotune"):
+        return True
+    if "triton.cudagraphs" in options:
+        return bool(options["triton.cudagraphs"])
+    return bool(getattr(getattr(torch._inductor.config, "triton", None), "cudagraphs", False))
+
+
+def _wrap(rec, model, compiled, cudagraphs: bool = False):
     if isinstance(compiled, torch.nn.Module) and hasattr(compiled, "_orig_mod"):
         orig_mod = compiled._orig_mod
-        watch = _Watch(rec, type(orig_mod).__name__, "module", orig_mod, compiled)
+        watch = _Watch(rec, type(orig_mod).__name__, "module", orig_mod, compiled,
+                       cudagraphs)
         forward = compiled.forward
         compiled.forward = functools.wraps(forward)(
             lambda *a, **k: watch.call(forward, a, k))
@@ -53,7 +65,7 @@ def _wrap(rec, model, compiled):
     if not callable(compiled):
         return compiled
     name = getattr(model, "__qualname__", None) or type(model).__name__
-    watch = _Watch(rec, name, "function", model, compiled)
+    watch = _Watch(rec, name, "function", model, compiled, cudagraphs)
 
     @functools.wraps(compiled)
     def run(*args, **kwargs):
@@ -65,9 +77,11 @@ def _wrap(rec, model, compiled):
 class _Watch:
     """One compiled callable: measured once, after its first call."""
 
-    def __init__(self, rec, name: str, kind: str, eager, compiled) -> None:
+    def __init__(self, rec, name: str, kind: str, eager, compiled,
+                 cudagraphs: bool = False) -> None:
         self.rec, self.name, self.kind = rec, name, kind
         self.eager, self.compiled = eager, compiled
+        self.cudagraphs = cudagraphs
         self.done = False
 
     def call(self, fn, args, kwargs):
@@ -97,6 +111,11 @@ class _Watch:
         if in_lockstep():
             self.rec.add_entry(_note(base, "not timed under torch.distributed: the extra "
                                            "calls would issue collectives on one rank only"))
+            return
+        if cuda and self.cudagraphs:
+            self.rec.add_entry(_note(base, "not timed under CUDA graphs: each extra "
+                                           "call would overwrite the outputs your call "
+                                           "returned (they live in the graphs' memory)"))
             return
         if torch.is_inference_mode_enabled():
             self.rec.add_entry(_note(base, "not timed: called under torch.inference_mode"))

@@ -121,7 +121,7 @@ class _Clock:
         return times
 
 
-def quiet_children(timeout_s: float = 3.0, poll_s: float = 0.05) -> float:
+def quiet_children(timeout_s: float = 3.0, poll_s: float = 0.02) -> float:
     """Wait (at most ``timeout_s``) until this process's children use no CPU: Inductor's
     compile workers import torch and compile for seconds after a graph's first call, and
     on a machine of few cores a CPU timing taken meanwhile measures them. Returns the

@@ -355,7 +355,8 @@ def _launch_bound(ex: Explained) -> Finding | None:
                 "guards and launch overhead per kernel set the pace, so device-time savings "
                 "do not reach the wall clock."),
         fix=("CUDA graphs: torch.compile(..., mode=\"reduce-overhead\") replays the whole "
-             "graph in one launch; measure it with fusionviz capture --mode reduce-overhead."))
+             "graph in one launch; time your step with it (fusionviz does not time CUDA "
+             "graph replays: under them it leaves the callable untimed and says so)."))
 
 
 def entry_lines(trace: Trace) -> list[str]:
