@@ -156,4 +156,4 @@ def clock_note(timing, clock: str, span_ms: float) -> str:
         why = ("the bars come from calls with a timer around each kernel, which run "
                f"{'slower' if span_ms > wall else 'faster'} than the plain calls timed "
                "for the graph")
-    return f"{text} ({why})"
+    return f"{text}:\n{why}"

@@ -89,8 +89,8 @@ class TimelineChart(ChartPage):
         light = QColor(comm)
         light.setAlpha(70)
         spans = self._data["spans"]
-        plot.setTitle(_title(spans) + (f"<br>{html.escape(self._data['note'])}"
-                                       if self._data.get("note") else ""),
+        note = html.escape(self._data.get("note", "")).replace("\n", "<br>")
+        plot.setTitle(_title(spans) + (f"<br>{note}" if note else ""),
                       color=self.foreground(), size="9pt")
         # the spans first, under the calls and waits drawn on them
         if spans:

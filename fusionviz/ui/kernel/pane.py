@@ -127,10 +127,14 @@ def eager_text(trace, graph, kernel: Kernel, listed: int = 3) -> str:
     where = ", ".join(m or "(root)" for m in modules[:3]) + (" …" if len(modules) > 3 else "")
     if not eager:
         return f"in {clip(where, _MAX_NAME)}: no kernel"
-    names = ", ".join(f"{clip(k.name, 40)} {k.ms:.4f} ms" for k in eager[:listed])
+    names = ", ".join(f"{_short(k.name)} {k.ms:.4f} ms" for k in eager[:listed])
     more = ", …" if len(eager) > listed else ""
     return (f"in {clip(where, _MAX_NAME)}: {len(eager)} kernels, "
             f"{sum(k.ms for k in eager):.4f} ms ({names}{more})")
+
+
+def _short(name: str, limit: int = 40) -> str:
+    return name if len(name) <= limit else name[:limit - 1] + "…"
 
 
 class KernelView(QWidget):
