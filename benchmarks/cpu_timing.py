@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fusionviz.model.report.eager_explain import explain  # noqa: E402
 from fusionviz.model.report.eager_figures import versus  # noqa: E402
 from fusionviz.model.tracefile.io import load_trace  # noqa: E402
 
@@ -149,15 +150,28 @@ def one_run(name: str, loaded: bool, run: int, work: Path, quiet_wait: float) ->
     if rc != 0 or not trace.exists():
         row["error"] += f"capture exit {rc}; "
         return row
-    entries = load_trace(trace).entries
+    loaded_trace = load_trace(trace)
+    entries = loaded_trace.entries
     e = entries[0] if entries else None
     v = e and e.eager_forward and e.compiled_forward and versus(
         "wall", e.eager_forward.wall, e.compiled_forward.wall)
     if not v:
         row["error"] += f"no entry timing ({e.note if e else 'no entry'}); "
         return row
-    row.update(v=v, frames=len(e.compile_ids), loadavg=e.load.get("loadavg_1m"))
+    # "uncertain": fusionviz says other processes kept cores busy while it timed
+    row.update(v=v, frames=len(e.compile_ids), loadavg=e.load.get("loadavg_1m"),
+               uncertain=bool(explain(loaded_trace, e).busy))
     return row
+
+
+def verdict(row: dict) -> str:
+    """What fusionviz tells the user: its verdict, or "uncertain" where it says so."""
+    return "uncertain" if row.get("uncertain") else row["v"].verdict
+
+
+def marked(row: dict, side: str) -> bool:
+    """Flagged for the user: the figure is noisy, or the entry is uncertain."""
+    return getattr(row["v"], side).noisy or bool(row.get("uncertain"))
 
 
 def ratios(row: dict, side: str) -> tuple[float, float]:
@@ -181,10 +195,11 @@ def row_text(r: dict) -> str:
         return out + "ERROR: " + r["error"]
     for side in ("eager", "compiled"):
         f, ref, (rm, rq) = getattr(r["v"], side), r["timeit"][f"{side}_ms"], ratios(r, side)
-        out += (f"{f.median:9.3f} {f.q1:8.3f} {'Y' if f.noisy else '-':>2} {ref:8.3f} "
+        flag = "U" if r.get("uncertain") else "Y" if f.noisy else "-"
+        out += (f"{f.median:9.3f} {f.q1:8.3f} {flag:>2} {ref:8.3f} "
                 f"{rm:5.2f} {rq:5.2f} | ")
     ti = r["timeit"]["eager_ms"] / r["timeit"]["compiled_ms"]
-    return out + (f"{r['v'].speedup:5.2f} {ti:5.2f} | {r['v'].verdict:<12} | "
+    return out + (f"{r['v'].speedup:5.2f} {ti:5.2f} | {verdict(r):<12} | "
                   f"{r['frames']:>2} {r['loadavg'] or 0:7.2f} {r['waited']:>6} {r['other']}")
 
 
@@ -194,31 +209,31 @@ def summary(rows: list[dict], runs: int) -> list[str]:
     for k, what in enumerate(("median", "q1")):
         figs = [(r, s, ratios(r, s)[k]) for r in ok for s in ("eager", "compiled")]
         far = [(r, s, x) for r, s, x in figs if abs(x - 1) > CLOSE]
-        noisy = [f for f in far if getattr(f[0]["v"], f[1]).noisy]
+        noisy = [f for f in far if marked(f[0], f[1])]
         out.append(f"{what}: {len(figs) - len(far)} of {len(figs)} figures within "
-                   f"{CLOSE:.0%} of timeit; outside: {len(far)}, of them marked noisy: "
-                   f"{len(noisy)}")
-        out += [f"  NOT noisy, {what} off: {r['script']} run {r['run']} {s}: "
+                   f"{CLOSE:.0%} of timeit; outside: {len(far)}, of them marked noisy or "
+                   f"uncertain: {len(noisy)}")
+        out += [f"  NOT marked, {what} off: {r['script']} run {r['run']} {s}: "
                 f"{getattr(r['v'], s).median:.3f} ms (q1 {getattr(r['v'], s).q1:.3f}) vs "
                 f"timeit {r['timeit'][s + '_ms']:.3f} ms, ratio {x:.2f}"
                 for r, s, x in far if (r, s, x) not in noisy]
     for name in dict.fromkeys(r["script"] for r in rows):
         mine = [r for r in ok if r["script"] == name]
-        verdicts = [r["v"].verdict for r in mine]
+        verdicts = [verdict(r) for r in mine]
         if {1, -1} <= {sign(v) for v in verdicts}:
             out.append(f"SIGN FLIP across runs: {name}: {verdicts}")
     clash = miss = 0
     for r in ok:
         ti = r["timeit"]["eager_ms"] / r["timeit"]["compiled_ms"]
         want = 1 if ti > CLEAR else -1 if ti < 1 / CLEAR else 0
-        got = sign(r["v"].verdict)
+        got = sign(verdict(r))
         if want and got == -want:
             clash += 1
             out.append(f"DISAGREES with timeit: {r['script']} run {r['run']}: fusionviz "
-                       f"{r['v'].verdict} {r['v'].speedup:.2f}x, timeit {ti:.2f}x")
+                       f"{verdict(r)} {r['v'].speedup:.2f}x, timeit {ti:.2f}x")
         miss += bool(want and not got)
     out.append(f"sign vs timeit (timeit beyond {CLEAR}x): {clash} opposite, "
-               f"{miss} 'within noise'")
+               f"{miss} 'within noise' or 'uncertain'")
     flips = sum(ln.startswith("SIGN FLIP") for ln in out)
     return out + [f"scripts whose verdict flipped between their {runs} runs: {flips}"]
 
@@ -242,7 +257,7 @@ def main() -> int:
             f"torch: {importlib.metadata.version('torch')}   nproc: {nproc}",
             "command: " + shlex.join([Path(sys.executable).name, *sys.argv]),
             "ratios: fusionviz median (r.med) and q1 (r.q1) over timeit's median; nz: "
-            "noisy; x fv / x ti: speedups; fr: Dynamo frames of the entry; loadavg: "
+            "noisy (U: the entry says uncertain: other processes kept cores busy); x fv / x ti: speedups; fr: Dynamo frames of the entry; loadavg: "
             "recorded by the capture; waited: for other processes to go quiet before the run; "
             "other-cpu: cores used by processes not ours during the run", ""]
     conds = [c for c, skip in ((False, args.load_only), (True, args.no_load)) if not skip]

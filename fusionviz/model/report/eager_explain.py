@@ -20,8 +20,6 @@ LAUNCH_BOUND = 1.5  # compiled wall per call above this many times its device ti
 DIVERGED = 1.25  # Dynamo graph run eagerly vs the user's program: this far apart
 BUSY = 0.25  # other processes' CPU use while timing, as a share of the cores: uncertain
 
-_FUSED_ATTENTION = re.compile(r"flash|fmha|efficient_attention|cudnn.*(sdpa|attn|attention)"
-                              r"|scaled_dot_product", re.I)
 _MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul",
                "aten::linear", "aten::convolution", "aten::cudnn_convolution",
                "aten::_convolution", "aten::mkldnn_convolution")
@@ -289,12 +287,6 @@ def _attention_swap(ex: Explained) -> Finding | None:
              "query's dtype; check with torch.nn.attention.sdpa_kernel([FLASH_ATTENTION, "
              "EFFICIENT_ATTENTION]) which kernel SDPA can keep."),
         modules=tuple(hits))
-
-
-def _subtree_compiled(mp: ModuleMap, path: str) -> list:
-    prefix = f"{path}." if path else ""
-    return [s for p, m in mp.modules.items() if p == path or p.startswith(prefix)
-            for s in m.compiled]
 
 
 def _totals(ex: Explained, eager_pick, compiled_pick) -> tuple[float, float, float]:
