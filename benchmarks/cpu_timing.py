@@ -141,14 +141,23 @@ def one_run(name: str, loaded: bool, run: int, work: Path, quiet_wait: float) ->
                         work / f"{tag}.timeit.log")
         mine = {os.getpid(), *(p.pid for p in procs)}
         row["other"] = other_load(before, snapshot(), mine, time.monotonic() - t0)[1]
-    lines = (work / f"{tag}.timeit.log").read_text().splitlines()
-    direct = [json.loads(ln) for ln in lines if ln.startswith("{")]
-    if rc2 == 0 and direct:
-        row["timeit"] = direct[-1]
-    else:
+    if rc2 != 0:
         row["error"] += f"timeit exit {rc2}; "
-    if rc != 0 or not trace.exists():
+    if rc != 0:
         row["error"] += f"capture exit {rc}; "
+    return read_run(row, work, tag)
+
+
+def read_run(row: dict, work: Path, tag: str) -> dict:
+    """The figures of one run from its files in ``work`` (``tag``: script.idle|load.run):
+    the trace's entry and the direct timing."""
+    trace = work / f"{tag}.json.gz"
+    log = work / f"{tag}.timeit.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    direct = [json.loads(ln) for ln in lines if ln.startswith("{")]
+    if direct:
+        row["timeit"] = direct[-1]
+    if not trace.exists():
         return row
     loaded_trace = load_trace(trace)
     entries = loaded_trace.entries
@@ -238,6 +247,20 @@ def summary(rows: list[dict], runs: int) -> list[str]:
     return out + [f"scripts whose verdict flipped between their {runs} runs: {flips}"]
 
 
+def summarize(work: Path, conds, scripts, runs: int) -> int:
+    for loaded in conds:
+        print(f"== with {LOAD_WORKERS} busy-loop workers" if loaded else "== no load")
+        print(HEAD)
+        rows = []
+        for name in scripts:
+            for i in range(1, runs + 1):
+                row = {"script": name, "run": i, "error": "", "waited": "-", "other": "-"}
+                rows.append(read_run(row, work, f"{name}.{'load' if loaded else 'idle'}.{i}"))
+                print(row_text(rows[-1]))
+        print("\n".join(["summary:", *("  " + s for s in summary(rows, runs))]))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=3)
@@ -247,6 +270,9 @@ def main() -> int:
     cond.add_argument("--load-only", action="store_true", help="only the loaded runs")
     ap.add_argument("--out", default="benchmarks/results/cpu_timing_2core.txt")
     ap.add_argument("--workdir", help="keep traces and logs here (default: a temp dir)")
+    ap.add_argument("--summarize", metavar="WORKDIR",
+                    help="run nothing: print the tables of the runs kept in WORKDIR (its "
+                         "waited and other-cpu columns are not kept: '-')")
     ap.add_argument("--quiet-wait", type=float, default=300, metavar="S",
                     help="before each run, wait up to S s for other processes to go "
                          f"under {QUIET} cores (0: don't)")
@@ -261,6 +287,8 @@ def main() -> int:
             "recorded by the capture; waited: for other processes to go quiet before the run; "
             "other-cpu: cores used by processes not ours during the run", ""]
     conds = [c for c, skip in ((False, args.load_only), (True, args.no_load)) if not skip]
+    if args.summarize:
+        return summarize(Path(args.summarize), conds, args.scripts, args.runs)
     body: list[str] = []
     (out := Path(args.out)).parent.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
