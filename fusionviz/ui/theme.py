@@ -146,3 +146,8 @@ def apply_theme(dark: bool) -> None:
 def is_dark() -> bool:
     app = QApplication.instance()
     return bool(app is not None and app.property("fusionviz_dark"))
+
+
+# A module that lost (1) or won (-1) time under compile against eager: row tints of the
+# Compiled vs eager pane and the Modules pane.
+EAGER_TINTS = {1: QColor(220, 60, 60, 70), -1: QColor(60, 160, 90, 55)}

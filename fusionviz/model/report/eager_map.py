@@ -64,6 +64,14 @@ class ModuleTimes:
     def speedup(self) -> float | None:
         return self.eager_ms / self.compiled_ms if self.compiled_ms > 0 else None
 
+    def moved(self, floor_ms: float = 0.0) -> int:
+        """1: lost time under compile, -1: won time, 0: neither (a change of at most 5%
+        of the larger side, or of at most ``floor_ms``)."""
+        d = self.delta_ms
+        if abs(d) <= 0.05 * max(self.eager_ms, self.compiled_ms, 1e-9) or abs(d) <= floor_ms:
+            return 0
+        return 1 if d > 0 else -1
+
 
 def entry_graphs(trace: Trace, entry: Entry) -> list[Graph]:
     """The graphs the entry's frames compiled (forward and backward)."""
@@ -207,12 +215,23 @@ def _mapped(path: str, own_compiled: dict[str, float]) -> bool:
     return any(ms and p.startswith(prefix) for p, ms in own_compiled.items()) if path else False
 
 
+def entry_of(trace: Trace, graph: Graph) -> Entry | None:
+    """The entry whose calls compiled ``graph``'s frame, if any."""
+    return next((e for e in trace.entries if graph.compile_id in e.compile_ids), None)
+
+
+def graph_map(trace: Trace, graph: Graph) -> ModuleMap | None:
+    """The map of ``graph``'s side of the entry that compiled it (None: no entry)."""
+    entry = entry_of(trace, graph)
+    return module_map(trace, entry, _side(graph)) if entry is not None else None
+
+
 def eager_replaced(trace: Trace, graph: Graph, kernel: Kernel) -> tuple[list[str],
                                                                         list[EagerKernel]]:
     """(the modules a compiled kernel's work comes from, the eager kernels that ran in
     those modules on the same side): what the eager program ran where this kernel now
     runs. Empty when no entry of the trace compiled the graph's frame."""
-    entry = next((e for e in trace.entries if graph.compile_id in e.compile_ids), None)
+    entry = entry_of(trace, graph)
     if entry is None:
         return [], []
     nodes = {n.name: n for n in graph.nodes}

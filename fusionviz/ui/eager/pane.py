@@ -10,7 +10,6 @@ side; clicking a compiled kernel shows its graph and selects it everywhere.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -28,11 +27,10 @@ from PySide6.QtWidgets import (
 from fusionviz.model.report.eager_explain import Explained, explain_all
 from fusionviz.model.report.eager_map import ModuleMap, ModuleTimes
 from fusionviz.model.report.formatting import clip
+from fusionviz.ui.theme import EAGER_TINTS
 from fusionviz.ui.view_state import ViewState
 
 SORT = Qt.ItemDataRole.UserRole
-_SLOWER = QColor(220, 60, 60, 70)  # a module that lost time under compile
-_FASTER = QColor(60, 160, 90, 55)
 _COLUMNS = ("module", "class", "eager ms", "compiled ms", "Δ ms (compiled − eager)",
             "speedup")
 
@@ -183,8 +181,8 @@ class EagerPane(QWidget):
                     item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight)
             item.setData(0, Qt.ItemDataRole.UserRole + 1, m.path)
             item.setToolTip(0, clip(m.path or "(the root module)"))
-            if abs(m.delta_ms) > 0.05 * max(m.eager_ms, m.compiled_ms, 1e-9):
-                tint = _SLOWER if m.delta_ms > 0 else _FASTER
+            tint = EAGER_TINTS.get(m.moved())
+            if tint is not None:
                 for col in range(len(_COLUMNS)):
                     item.setBackground(col, tint)
             for child in m.children:

@@ -10,14 +10,13 @@ in the graph selects its module here.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
-from fusionviz.model.report.eager_map import ModuleMap, module_map
+from fusionviz.model.report.eager_map import ModuleMap, graph_map
+from fusionviz.ui.theme import EAGER_TINTS
 from fusionviz.ui.view_state import ViewState
 
 PATH = Qt.ItemDataRole.UserRole
-_LOST, _WON = QColor(220, 60, 60, 70), QColor(60, 160, 90, 55)
 
 
 class ModuleOutline(QTreeWidget):
@@ -86,10 +85,7 @@ class ModuleOutline(QTreeWidget):
         trace, graph = self.state.trace, self.state.graph
         if trace is None or graph is None:
             return None
-        entry = next((e for e in trace.entries if graph.compile_id in e.compile_ids), None)
-        if entry is None:
-            return None
-        return module_map(trace, entry, "backward" if graph.kind == "backward" else "forward")
+        return graph_map(trace, graph)
 
     def _show_vs_eager(self, mp: ModuleMap | None) -> None:
         for path, item in self.items.items():
@@ -100,9 +96,9 @@ class ModuleOutline(QTreeWidget):
             item.setTextAlignment(3, Qt.AlignmentFlag.AlignRight)
             item.setToolTip(3, f"eager {m.eager_ms:.4f} ms, compiled {m.compiled_ms:.4f} ms "
                                "per call")
-            if abs(m.delta_ms) > 0.05 * max(m.eager_ms, m.compiled_ms) and abs(
-                    m.delta_ms) > 1e-3:
-                item.setBackground(3, _LOST if m.delta_ms > 0 else _WON)
+            tint = EAGER_TINTS.get(m.moved(floor_ms=1e-3))
+            if tint is not None:
+                item.setBackground(3, tint)
 
     def toggle(self, path: str) -> None:
         """Collapse module ``path``; if it is collapsed or folded, open it."""
