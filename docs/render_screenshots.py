@@ -18,7 +18,8 @@ all-reduce is in flight).
 docs/compiled-vs-eager.png: ``tests/data/gpu_bert_fp16_infer.json.gz`` (HF BERT fp16
 inference, H200) with the Compiled vs eager dock raised: its findings, the module tree
 opened on the attention module that lost most, and that module's eager and compiled
-kernels.
+kernels; the graph shows that module opened, the module boxes and frames tinted by
+compiled vs eager (red: slower).
 docs/rank-comparison-nccl.png: the comparison tab of ``tests/data/ranks/nccl_tp_step``
 (tensor parallel, two H100s, NCCL).
 """
@@ -116,6 +117,12 @@ def main() -> int:
     eager = win.docks["eager"]
     eager.raise_()
     win.resizeDocks([eager], [600], Qt.Orientation.Vertical)
+    settle(app)
+    gv = win.graph_view  # the module that lost most, opened in the graph: tinted
+    gv.toggle_module("encoder.layer.11.attention.self")
+    gv.resetTransform()
+    gv.scale(0.6, 0.6)
+    gv.centerOn(gv.tint.marks["encoder.layer.11.attention"].rect.center())
     settle(app)
     win.grab().save(str(ROOT / "docs/compiled-vs-eager.png"))
     win.close()

@@ -13,6 +13,7 @@ import os
 from PySide6.QtGui import QAction, QKeySequence
 
 from fusionviz.ui import storage
+from fusionviz.ui.graph.eager_tint import SHORTCUT as TINT_SHORTCUT
 
 SEPARATOR = None
 
@@ -47,6 +48,8 @@ def menu_entries(window) -> tuple:
         ("&View", "find", "&Find Node, Buffer or Op…", "Ctrl+F", w.show_find),
         ("&View", "kernels_only", "&Kernels Only (one node per final kernel)", "Ctrl+K",
          w.toggle_kernels_only),
+        ("&View", "eager_tint", "&Tint Modules by Compiled vs Eager (red: slower)",
+         TINT_SHORTCUT, view.toggle_eager_tint),
         ("&View", "dark", "&Dark Theme", "Ctrl+Shift+D", w.toggle_dark),
         ("&Modules", "fold_repeated", "&Fold Repeated Blocks (h.0 … h.11 as one ×12 box)", "R",
          view.fold_repeated_blocks),
@@ -102,10 +105,24 @@ def build_menus(window) -> dict[str, QAction]:
         window.addAction(action)
         actions[name] = action
     actions["kernels_only"].setCheckable(True)
+    _tint_action(window.graph_view, actions["eager_tint"])
     menus["&Experiments"].setToolTipsVisible(True)  # disabled entries say why
     _recent_menu(window, menus["&File"])
     _docks_menu(window, menus["&View"])
     return actions
+
+
+def _tint_action(view, action: QAction) -> None:
+    """Checked while the graph view tints modules; enabled where the graph has eager
+    figures to tint them by."""
+    action.setCheckable(True)
+
+    def sync() -> None:
+        action.setChecked(view.tint.on)
+        action.setEnabled(view.tint.available)
+
+    view.sig_eager_tint_changed.connect(sync)
+    sync()
 
 
 def _recent_menu(window, file_menu) -> None:

@@ -149,5 +149,7 @@ def is_dark() -> bool:
 
 
 # A module that lost (1) or won (-1) time under compile against eager: row tints of the
-# Compiled vs eager pane and the Modules pane.
+# Compiled vs eager pane and the Modules pane, the wash of a module's frame in the graph.
 EAGER_TINTS = {1: QColor(220, 60, 60, 70), -1: QColor(60, 160, 90, 55)}
+# The same two hues opaque: the graph view's ring around a module box and its badge.
+EAGER_STROKES = {k: QColor(c.red(), c.green(), c.blue()) for k, c in EAGER_TINTS.items()}

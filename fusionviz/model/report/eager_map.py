@@ -118,6 +118,16 @@ class ModuleMap:
         rows = [m for m in self.modules.values() if m.eager_ms or m.compiled_ms]
         return sorted(rows, key=lambda m: -m.delta_ms)
 
+    def over(self, paths) -> ModuleTimes | None:
+        """The modules ``paths`` as one (several: a folded run of blocks, their times
+        summed); None when none of them has a figure."""
+        found = [m for m in (self.modules.get(p) for p in paths)
+                 if m is not None and (m.eager_ms or m.compiled_ms)]
+        if len(found) <= 1:
+            return found[0] if found else None
+        return ModuleTimes(", ".join(m.path for m in found), found[0].module_class,
+                           sum(m.eager_ms for m in found), sum(m.compiled_ms for m in found))
+
 
 def module_map(trace: Trace, entry: Entry, side: str = "forward") -> ModuleMap:
     modules: dict[str, ModuleTimes] = {}

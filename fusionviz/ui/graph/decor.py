@@ -14,6 +14,7 @@ from fusionviz.ui.graph.paint import GraphPaint
 
 FRAME_PAD = 14.0
 TITLE_H = 18.0
+NEST_PAD = 6.0  # more room on each side of a frame per frame nested in it
 STUB = 14.0
 
 
@@ -25,6 +26,8 @@ class FramesItem(QGraphicsItem):
         super().__init__()
         self.setZValue(-3)  # behind group regions
         self.frames = []
+        self.paths: list[str] = []  # the module of each frame
+        inner = _nesting([path for path, _ in frames])
         for path, names in frames:
             ids = [paint.index[n] for n in names if n in paint.index]
             if not ids:
@@ -32,10 +35,13 @@ class FramesItem(QGraphicsItem):
             r = QRectF(paint.rects[ids[0]])
             for i in ids[1:]:
                 r = r.united(paint.rects[i])
-            r = r.adjusted(-FRAME_PAD, -FRAME_PAD - TITLE_H, FRAME_PAD, FRAME_PAD)
+            # a frame around opened frames is wider, its title above theirs
+            pad, top = FRAME_PAD + NEST_PAD * inner[path], (TITLE_H + 2) * inner[path]
+            r = r.adjusted(-pad, -FRAME_PAD - TITLE_H - top, pad, pad)
             cls = classes.get(path, "")
             title = " › ".join(path.split(".")) + (f" ({cls})" if cls else "")
             self.frames.append((r, title))
+            self.paths.append(path)
         self.paint_data = paint
         self._bound = QRectF()
         for r, _ in self.frames:
@@ -56,6 +62,18 @@ class FramesItem(QGraphicsItem):
             painter.setPen(colors.subtext)
             painter.drawText(QRectF(r.left() + 8, r.top() + 2, r.width() - 16, TITLE_H),
                              Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
+
+
+def _nesting(paths: list[str]) -> dict[str, int]:
+    """How deep the frames nested in each frame go (0: none inside it)."""
+    inner = dict.fromkeys(paths, 0)
+    for path in sorted(paths, key=lambda p: -p.count(".")):  # the innermost first
+        parent = path.rpartition(".")[0]
+        while parent and parent not in inner:
+            parent = parent.rpartition(".")[0]
+        if parent:
+            inner[parent] = max(inner[parent], inner[path] + 1)
+    return inner
 
 
 class HubsItem(QGraphicsItem):
@@ -112,9 +130,10 @@ class HubsItem(QGraphicsItem):
             painter.drawText(QPointF(x + 4, y - STUB + 9), text)
 
 
-def box_tooltip(box, note: str, kernel_of: dict, decisions=None) -> str:
+def box_tooltip(box, note: str, kernel_of: dict, decisions=None, vs_eager: str = "") -> str:
     """What a box holds: module, class, nodes (and those between its blocks), kernels,
-    and for folded blocks whether their fusion decisions agree block to block."""
+    for folded blocks whether their fusion decisions agree block to block, and
+    ``vs_eager`` (a line of rich text: its time compiled against eager)."""
     lines = [f"<b>{escape(box.title)}</b>"
              + (f" — {escape(box.module_class)}" if box.module_class else "")]
     if box.run is not None:
@@ -141,6 +160,8 @@ def box_tooltip(box, note: str, kernel_of: dict, decisions=None) -> str:
                           for k, n in kernels.most_common(6))
         more = f" (+{len(kernels) - 6})" if len(kernels) > 6 else ""
         lines.append(f"{len(kernels)} kernels: {shown}{more}")
+    if vs_eager:
+        lines.append(vs_eager)
     lines.append("<i>click (or E) to expand</i>")
     return "<br>".join(lines)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
-from fusionviz.model.report.eager_map import ModuleMap, graph_map
+from fusionviz.model.report.eager_map import ModuleMap
+from fusionviz.ui.graph.eager_tint import tint_of
 from fusionviz.ui.theme import EAGER_TINTS
 from fusionviz.ui.view_state import ViewState
 
@@ -77,15 +78,9 @@ class ModuleOutline(QTreeWidget):
             add(None, top)
         for item in self.items.values():
             item.setExpanded(tree.depth(item.data(0, PATH)) < 2)
-        self._show_vs_eager(self._eager_map())
-
-    def _eager_map(self) -> ModuleMap | None:
-        """The eager-vs-compiled map of the shown graph's side, when an entry of the
-        trace compiled its frame."""
-        trace, graph = self.state.trace, self.state.graph
-        if trace is None or graph is None:
-            return None
-        return graph_map(trace, graph)
+        # the eager-vs-compiled map of the shown graph's side (None: no entry of the
+        # trace compiled its frame), as the graph view's module tint has it
+        self._show_vs_eager(self.view.tint.map)
 
     def _show_vs_eager(self, mp: ModuleMap | None) -> None:
         for path, item in self.items.items():
@@ -96,7 +91,7 @@ class ModuleOutline(QTreeWidget):
             item.setTextAlignment(3, Qt.AlignmentFlag.AlignRight)
             item.setToolTip(3, f"eager {m.eager_ms:.4f} ms, compiled {m.compiled_ms:.4f} ms "
                                "per call")
-            tint = EAGER_TINTS.get(m.moved(floor_ms=1e-3))
+            tint = EAGER_TINTS.get(tint_of(m))
             if tint is not None:
                 item.setBackground(3, tint)
 

@@ -2,7 +2,8 @@
 
 Builds tiles (``items``) from ``model.layout`` once per graph, restyles only the
 tiles of nodes whose group changed when the step changes, and turns clicks, hovers and
-searches into ``ViewState`` writes. Zoom: wheel, +/-; pan: drag; fit: F.
+searches into ``ViewState`` writes. Zoom: wheel, +/-; pan: drag; fit: F. Module boxes
+and frames are tinted by compiled against eager time (``eager_tint``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
 from fusionviz.model.queries import kernel_of_node, node_index
 from fusionviz.ui.graph.commands import ModuleCommands
 from fusionviz.ui.graph.decor import FramesItem, HubsItem, box_tooltip
+from fusionviz.ui.graph.eager_tint import ModuleTint
 from fusionviz.ui.graph.folding import Folding
 from fusionviz.ui.graph.items import OverlayItem, build_tiles
 from fusionviz.ui.graph.minimap import MiniMap
@@ -43,6 +45,8 @@ class GraphView(ModuleCommands, QGraphicsView):
     sig_node_menu = Signal(str, QPoint)
     """Right click; arguments: the node under the mouse ("" for none), global position.
     A node not yet selected is selected first (added to a single selection, as a pair)."""
+    sig_eager_tint_changed = Signal()
+    """The module tint was turned on or off, or the shown graph has (no) eager figures."""
 
     def __init__(self, state: ViewState, parent=None) -> None:
         super().__init__(parent)
@@ -72,6 +76,7 @@ class GraphView(ModuleCommands, QGraphicsView):
         self.message = ("Open a trace (Ctrl+O) or capture a script (Ctrl+Shift+O), "
                         "or drop a file here.")
         self.minimap = MiniMap(self)
+        self.tint = ModuleTint(self)  # modules by compiled vs eager time
         state.sig_trace_changed.connect(self._layouts.clear)
         state.sig_graph_changed.connect(self._on_graph_changed)
         state.sig_step_changed.connect(self._on_step_changed)
@@ -94,13 +99,16 @@ class GraphView(ModuleCommands, QGraphicsView):
     def _on_graph_changed(self, *_args) -> None:
         with gc_paused():  # see _rebuild
             self.folding.set_graph(self.state.graph)
+            self.tint.set_graph(self.state.trace, self.state.graph)
         self._rebuild()
         self.fit()
         self.sig_folding_changed.emit()
+        self.sig_eager_tint_changed.emit()
 
     def _rebuild(self) -> None:
         """A new scene for the graph as the folding shows it."""
         self.scene().clear()
+        self.tint.clear()
         self.paint_data, self._overlay, self._tiles, self._styles = None, None, {}, {}
         self._hubs_item = None
         self._hits, self._hit_pos, self._hover = [], -1, -1
@@ -137,8 +145,10 @@ class GraphView(ModuleCommands, QGraphicsView):
                 if item is not None:
                     scene.addItem(item)
         frames = folding.frames()
-        if frames:
-            scene.addItem(FramesItem(paint, frames, folding.tree.module_class))
+        frames_item = FramesItem(paint, frames, folding.tree.module_class) if frames else None
+        if frames_item is not None:
+            scene.addItem(frames_item)
+        self.tint.add_to(scene, paint, frames_item)
         if folding.hubs:
             self._hubs_item = HubsItem(paint, folding.hubs)
             scene.addItem(self._hubs_item)
@@ -195,6 +205,14 @@ class GraphView(ModuleCommands, QGraphicsView):
                         item.invalidate()
             self.scene().update()
         self.minimap.set_paint(self.paint_data)
+
+    def set_eager_tint(self, on: bool) -> None:
+        """Tint module boxes and frames by compiled vs eager time (or not)."""
+        self.tint.set_on(on)
+        self.sig_eager_tint_changed.emit()
+
+    def toggle_eager_tint(self) -> None:
+        self.set_eager_tint(not self.tint.on)
 
     def set_message(self, text: str) -> None:
         """What the empty view says (e.g. the capture's progress)."""
@@ -415,15 +433,21 @@ class GraphView(ModuleCommands, QGraphicsView):
         if event.buttons() != Qt.MouseButton.NoButton:
             return
         i = self._node_under(event.position().toPoint())
+        frame_tip = self.tint.tip_at(self.mapToScene(event.position().toPoint())) \
+            if i < 0 and self.paint_data is not None else ""
+        if frame_tip:  # the title of a tinted module's frame: its figures
+            QToolTip.showText(event.globalPosition().toPoint(), frame_tip, self)
         if i != self._hover:
             self._hover = i
             if i < 0:
-                QToolTip.hideText()
+                if not frame_tip:
+                    QToolTip.hideText()
             elif i in self.paint_data.boxes:
                 box = self.paint_data.boxes[i][0]
                 QToolTip.showText(event.globalPosition().toPoint(),
                                   box_tooltip(box, self.paint_data.box_note.get(i, ""),
-                                              self.kernel_of, self.folding.decisions(box)),
+                                              self.kernel_of, self.folding.decisions(box),
+                                              self.tint.box_line(box)),
                                   self)
             else:
                 try:
