@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from fusionviz.model.errors import TraceError
-from fusionviz.model.experiment import ranks
+from fusionviz.model.experiment import compare, ranks
 from fusionviz.model.experiment.runs import read_experiment
 from fusionviz.model.report.summary import summary_text
 from fusionviz.model.tracefile.io import load_trace
@@ -41,5 +41,15 @@ def _folder_summary(folder: Path, rounds: bool) -> int:
         print(f"# {v.label} ({v.file})\n{summary_text(v.trace, rounds=rounds)}")
     traces = [v.trace for v in experiment.variants]
     print(ranks.report_markdown(experiment.script, traces) if experiment.kind == ranks.KIND
-          else experiment.report)
+          else experiment.report + _entries_missing(experiment))
     return 0
+
+
+def _entries_missing(experiment) -> str:
+    """The compiled callables of the report's two captures, eager vs compiled, where
+    its report.md was written before comparisons had them ("" otherwise)."""
+    if compare.ENTRIES_TITLE in experiment.report:
+        return ""
+    a, b = experiment.variants[:2]
+    text = compare.entries_markdown(compare.compare(a.trace, b.trace, a.label, b.label))
+    return f"\n{text}\n" if text else ""

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fusionviz.model.experiment.compare_entries import (
+    EntryDelta,
+    entry_deltas,
+    entry_metric_rows,
+    entry_table,
+)
 from fusionviz.model.queries import graph_summary
 from fusionviz.model.report.formatting import number
 from fusionviz.model.report.tables import csv_text, markdown_text
@@ -48,6 +54,7 @@ class Comparison:
     rows: tuple[Row, ...]
     verdicts: tuple[VerdictChange, ...]
     kernels: tuple[KernelDelta, ...]
+    entries: tuple[EntryDelta, ...] = ()  # the callables compiled, eager vs compiled
 
     @property
     def added(self) -> tuple[KernelDelta, ...]:
@@ -71,8 +78,8 @@ def metrics(trace: Trace) -> dict[str, float | int | None]:
     return {
         "Compiled runtime (ms)": compiled,
         "Eager runtime (ms)": eager,
-        "Compiled wall time (ms)": _sum(_time(g, "compiled_wall_ms") for g in trace.graphs),
-        "Eager wall time (ms)": _sum(_time(g, "eager_wall_ms") for g in trace.graphs),
+        "Compiled wall time (ms)": _sum(graph_time(g, "compiled_wall_ms") for g in trace.graphs),
+        "Eager wall time (ms)": _sum(graph_time(g, "eager_wall_ms") for g in trace.graphs),
         "Compiled speedup vs eager": eager / compiled if compiled and eager else None,
         "FX compile time (s)": sum(s["compile_s"] for s in per_graph),
         "Fusion rounds": sum(s["rounds"] for s in per_graph),
@@ -93,7 +100,8 @@ TIMES = {
 }
 
 
-def _time(g: Graph, name: str):
+def graph_time(g: Graph, name: str):
+    """A ``Timing`` field of ``g`` (None where the graph was not timed)."""
     return getattr(g.timing, name) if g.timing is not None else None
 
 
@@ -102,7 +110,7 @@ def spreads(trace: Trace) -> dict[str, tuple[float, float]]:
     samples' minima and maxima); left out where a graph has no spread recorded."""
     out = {}
     for metric, (_value, spread_of) in TIMES.items():
-        ranges = [_time(g, spread_of) for g in trace.graphs]
+        ranges = [graph_time(g, spread_of) for g in trace.graphs]
         if trace.graphs and all(r and len(r) == 2 for r in ranges):
             out[metric] = (sum(r[0] for r in ranges), sum(r[1] for r in ranges))
     compiled, eager = out.get("Compiled runtime (ms)"), out.get("Eager runtime (ms)")
@@ -198,17 +206,81 @@ def node_mapping(ga: Graph, gb: Graph) -> dict[str, str]:
     return out
 
 
+# the rows that read the graphs' eager figures: told apart only on the same baseline
+EAGER_ROWS = ("Eager runtime (ms)", "Eager wall time (ms)", "Compiled speedup vs eager")
+BASELINE = "Eager baseline"
+DYNAMO_EAGER = "Dynamo graph eager forward (ms)"
+NOT_COMPARABLE = "not comparable"
+
+
+def eager_baseline(trace: Trace) -> str:
+    """What the graphs' eager figures are: ``your program`` (the callable the user
+    compiled, run eagerly), ``Dynamo graph`` (the graph Dynamo captured, run eagerly),
+    ``none``, or a mix (``your program ×1, Dynamo graph ×2``); "" where no graph says
+    (traces recorded before ``Timing.eager_source``)."""
+    counts: dict[str, int] = {}
+    for g in trace.graphs:
+        kind = eager_kind(g)
+        if kind:
+            counts[kind] = counts.get(kind, 0) + 1
+    if len(counts) <= 1:
+        return next(iter(counts), "")
+    return ", ".join(f"{kind} ×{n}" for kind, n in counts.items())
+
+
+def eager_kind(g: Graph) -> str:
+    """``your program``, ``Dynamo graph`` or ``none``: what the graph's eager figure
+    timed (its ``eager_source`` up to the first comma or colon); "" where not said."""
+    source = g.timing.eager_source if g.timing is not None else ""
+    return source.split(",")[0].split(":")[0]
+
+
+def dynamo_eager_forward(trace: Trace) -> float | None:
+    """The forward graphs Dynamo captured, run eagerly, summed (main clock): kept beside
+    the program's own eager figure where that is the baseline; None where a forward
+    graph has neither (backward graphs are left out: their figure is not always taken)."""
+    values = []
+    for g in trace.graphs:
+        t = g.timing
+        if g.kind == "backward" or t is None:
+            continue
+        if t.dynamo_eager_ms is None and not t.eager_source.startswith("Dynamo graph"):
+            return None
+        values.append(t.dynamo_eager_ms if t.dynamo_eager_ms is not None else t.eager_ms)
+    return _sum(values) if None not in values else None
+
+
+def _eager_rows(a: Trace, b: Trace, rows: list[Row]) -> list[Row]:
+    """``rows`` with what eager is on each side (after the speedup) and, where either
+    side's eager is the program's, the Dynamo graph's eager forward beside it; eager
+    rows of two different baselines say so instead of a change."""
+    base_a, base_b = eager_baseline(a), eager_baseline(b)
+    if base_a != base_b:
+        rows = [(m, x, y, NOT_COMPARABLE if m in EAGER_ROWS and x is not None
+                 and y is not None else ch) for m, x, y, ch in rows]
+    extra: list[Row] = []
+    if base_a or base_b:
+        extra.append((BASELINE, base_a, base_b, "" if base_a == base_b else "differs"))
+    if any(g.timing is not None and g.timing.dynamo_eager_ms is not None
+           for g in (*a.graphs, *b.graphs)):
+        da, db = dynamo_eager_forward(a), dynamo_eager_forward(b)
+        extra.append((DYNAMO_EAGER, da, db, _change(da, db)))
+    at = next((i + 1 for i, r in enumerate(rows) if r[0] == EAGER_ROWS[-1]), len(rows))
+    return rows[:at] + extra + rows[at:]
+
+
 def compare(a: Trace, b: Trace, label_a: str = "A", label_b: str = "B") -> Comparison:
     """Compare trace ``b`` (the variant) against ``a`` (the baseline)."""
     ma, mb = metrics(a), metrics(b)
     sa, sb = spreads(a), spreads(b)
-    rows = tuple((name, ma[name], mb[name], _change(ma[name], mb[name], sa.get(name),
-                                                    sb.get(name))) for name in ma)
+    rows = [(name, ma[name], mb[name], _change(ma[name], mb[name], sa.get(name),
+                                               sb.get(name))) for name in ma]
     verdicts, kernels = [], []
     for i, (ga, gb) in enumerate(zip(a.graphs, b.graphs)):
         verdicts += _verdicts(i, ga, gb)
         kernels += _kernels(i, ga, gb)
-    return Comparison(label_a, label_b, rows, tuple(verdicts), tuple(kernels))
+    return Comparison(label_a, label_b, tuple(_eager_rows(a, b, rows)), tuple(verdicts),
+                      tuple(kernels), entry_deltas(a, b))
 
 
 def table_markdown(c: Comparison) -> str:
@@ -218,12 +290,55 @@ def table_markdown(c: Comparison) -> str:
 
 
 def table_csv(c: Comparison) -> str:
-    return csv_text(["metric", c.label_a, c.label_b, "change"], c.rows)
+    """The metrics table, then each compiled callable's figures in the same shape
+    (``BertModel (module) forward, device: compiled (ms)``, A, B, change)."""
+    return csv_text(["metric", c.label_a, c.label_b, "change"],
+                    [*c.rows, *entry_metric_rows(c.entries)])
+
+
+ENTRIES_TITLE = "### Compiled vs eager, per compiled callable"
+
+
+def eager_note(c: Comparison) -> str:
+    """What the eager rows of the table are, where the baseline is the user's program:
+    its wall time is the whole call's, timed in turns with the compiled callable, the
+    compiled wall time the compiled graphs' own, timed apart ("" otherwise)."""
+    bases = {r[1] for r in c.rows if r[0] == BASELINE} | {r[2] for r in c.rows
+                                                           if r[0] == BASELINE}
+    if not any("your program" in str(x) for x in bases):
+        return ""
+    return ("Eager is your program run eagerly: the function or module passed to "
+            "torch.compile, for each graph that is all it compiled. Its wall time is the "
+            "whole call's, timed in turns with the compiled callable; the compiled wall "
+            "time above is the compiled graphs' own, timed apart: set wall clocks side by "
+            "side per compiled callable"
+            + (" (below)." if c.entries else "."))
+
+
+def entries_markdown(c: Comparison) -> str:
+    """Each compiled callable, eager vs compiled in A and B ("" where neither has any)."""
+    if not c.entries:
+        return ""
+    headers, rows = entry_table(c.entries, c.label_a, c.label_b)
+    return "\n".join([ENTRIES_TITLE, "", markdown_text(headers, (
+        [number(v) for v in row] for row in rows)).rstrip("\n"), "", ENTRIES_LEGEND])
+
+
+ENTRIES_LEGEND = (
+    "Medians per call; a change or a speedup is said only where the middle halves of "
+    "the samples do not overlap (else within noise); noisy: a figure's middle half spreads "
+    "over a quarter of its median; uncertain: other processes kept the cores busy while "
+    "the calls were timed.")
 
 
 def report_markdown(c: Comparison, title: str = "") -> str:
-    """Table, verdict changes and kernel deltas as one Markdown report."""
+    """Table, compiled callables, verdict changes and kernel deltas as one Markdown
+    report."""
     parts = [f"## {title}\n" if title else "", table_markdown(c)]
+    if eager_note(c):
+        parts += ["", eager_note(c)]
+    if c.entries:
+        parts += ["", entries_markdown(c)]
     if c.verdicts:
         parts += ["", "### Verdicts that changed", "", markdown_text(
             ["graph", "pair", c.label_a, c.label_b],

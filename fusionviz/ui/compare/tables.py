@@ -11,12 +11,23 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from fusionviz.model.experiment.compare import Comparison, within_noise
+from fusionviz.model.experiment.compare import (
+    BASELINE,
+    DYNAMO_EAGER,
+    EAGER_ROWS,
+    Comparison,
+    eager_kind,
+    eager_note,
+    graph_time,
+    within_noise,
+)
+from fusionviz.model.experiment.compare_entries import entry_table
 from fusionviz.model.names import Names
 from fusionviz.model.report.formatting import cell
 from fusionviz.model.trace import Graph, Trace
 
 FASTER, SLOWER = QColor("#2e9e4f"), QColor("#d9534f")
+NOISY = QColor("#e08a1e")  # a figure whose samples disagree (eager_figures' rule)
 _OUTCOME_COLORS = {"fused": FASTER, "rejected": SLOWER, "cycle": SLOWER,
                    "benchmark_slower": QColor("#e08a1e"), "spill": QColor("#e08a1e")}
 Cell = str | int | float | None
@@ -94,22 +105,79 @@ def kernel_rows(c: Comparison):
     return headers, rows
 
 
+def entry_rows(c: Comparison):
+    """Each compiled callable's forward/backward on each clock, eager vs compiled in A
+    and B (``compare_entries.entry_table``)."""
+    headers, rows = entry_table(c.entries)  # A and B: the toolbar names them
+    return headers, [tuple(r) for r in rows]
+
+
+# entry_rows' figure columns: (column, side, what)
+_ENTRY_FIGURES = ((3, "a", "compiled"), (4, "b", "compiled"), (6, "a", "eager"),
+                  (7, "b", "eager"))
+
+
+def mark_noisy(table: QTableWidget, c: Comparison) -> int:
+    """Tint the entries table's noisy figures and say why in their tooltip; returns how
+    many it marked."""
+    marked = 0
+    for row in range(table.rowCount()):
+        d = c.entries[row_of(table, row)]
+        for col, side, what in _ENTRY_FIGURES:
+            v = getattr(d, side)
+            fig = getattr(v, what) if v is not None else None
+            item = table.item(row, col)
+            if fig is not None and fig.noisy and item is not None:
+                item.setForeground(NOISY)
+                item.setToolTip(f"noisy: {fig.text()}")
+                marked += 1
+    return marked
+
+
+def metric_tips(c: Comparison) -> dict[str, str]:
+    """What the metrics table's eager rows are, for their tooltips."""
+    baseline = ("What each side's eager figures timed: your program (the callable passed "
+                "to torch.compile, run eagerly) or the graph Dynamo captured, run eagerly. "
+                "Eager rows of two different baselines are not compared.")
+    note = eager_note(c)
+    return {BASELINE: baseline, DYNAMO_EAGER: "The forward graphs Dynamo captured, run "
+            "eagerly: beside the program's own eager figure, where that is the baseline "
+            "(the two differ where code takes another path under torch.compile).",
+            **({m: note for m in EAGER_ROWS} if note else {})}
+
+
+def set_tips(table: QTableWidget, tips: dict[str, str]) -> None:
+    """Every cell of a row whose first cell is a key of ``tips`` gets that tooltip."""
+    for row in range(table.rowCount()):
+        first = table.item(row, 0)
+        tip = tips.get(first.text()) if first is not None else None
+        for col in range(table.columnCount() if tip else 0):
+            item = table.item(row, col)
+            if item is not None:
+                item.setToolTip(tip)
+
+
 def graph_rows(c: Comparison, a: Trace, b: Trace):
     """Whole-graph deltas, one row per graph present in both traces."""
     headers = ["graph", "kind", "nodes", "rounds A", "rounds B", "kernels A", "kernels B",
-               "compiled ms A", "compiled ms B", "Δ ms", "Δ %", "compile s A", "compile s B"]
+               "compiled ms A", "compiled ms B", "Δ ms", "Δ %", "compile s A", "compile s B",
+               "wall ms A", "wall ms B", "eager ms A", "eager ms B", "eager is"]
     rows = []
     for ga, gb in zip(a.graphs, b.graphs):
-        ms_a = ga.timing.compiled_ms if ga.timing else None
-        ms_b = gb.timing.compiled_ms if gb.timing else None
+        ms_a, ms_b = graph_time(ga, "compiled_ms"), graph_time(gb, "compiled_ms")
         delta, pct = _delta(ms_a, ms_b)
         if ga.timing and gb.timing and within_noise(ga.timing.compiled_spread,
                                                     gb.timing.compiled_spread):
             pct = "within noise"  # the samples' (min, max) overlap
+        kinds = eager_kind(ga), eager_kind(gb)
         rows.append((ga.index, ga.kind, len(ga.nodes), len(ga.rounds), len(gb.rounds),
                      len(ga.kernels), len(gb.kernels), ms_a, ms_b, delta, pct,
-                     ga.compile_s, gb.compile_s))
+                     ga.compile_s, gb.compile_s, graph_time(ga, "compiled_wall_ms"),
+                     graph_time(gb, "compiled_wall_ms"), graph_time(ga, "eager_ms"),
+                     graph_time(gb, "eager_ms"),
+                     kinds[0] if kinds[0] == kinds[1] else f"A: {kinds[0]}, B: {kinds[1]}"))
     return headers, rows
+
 
 
 # ---- Qt ----------------------------------------------------------------------------------------
@@ -168,6 +236,10 @@ def fill_table(table: QTableWidget, headers: list[str], rows: list[tuple]) -> No
 
 
 def _color(header: str, value: Cell) -> QColor | None:
+    if isinstance(value, str) and header.startswith("vs eager"):
+        return FASTER if value.endswith("faster") else SLOWER if value.endswith("slower") else None
+    if isinstance(value, str) and header.endswith(" change") and value[:1] in ("+", "-"):
+        return SLOWER if value.startswith("+") else FASTER  # times: less is better
     if isinstance(value, str):
         return _OUTCOME_COLORS.get(value)
     if header.startswith("Δ") and isinstance(value, (int, float)) and value:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from fusionviz.model.experiment import compare, ranks
+from fusionviz.model.experiment.compare_entries import headline
 from fusionviz.model.experiment.runs import Experiment, Variant, pair_outcome, sweep_rows
 from fusionviz.model.trace import Trace
 from fusionviz.model.whatif import WhatIf
@@ -134,6 +135,9 @@ class CompareWindow(QMainWindow):
         self.verdict_table = tables.make_table()
         self.kernel_table = tables.make_table()
         self.graph_table = tables.make_table()
+        self.entry_table = tables.make_table()
+        self.entry_note = QLabel()
+        self.entry_note.setWordWrap(True)
         self.report = QTextBrowser()
         self.report.setMarkdown(self.experiment.report or "(no report.md in this experiment)")
         self.tabs = QTabWidget()
@@ -146,6 +150,13 @@ class CompareWindow(QMainWindow):
         self.tabs.addTab(self.verdict_table, "Verdicts")
         self.tabs.addTab(self.kernel_table, "Kernels")
         self.tabs.addTab(self.graph_table, "Graphs")
+        entries = QWidget()
+        box = QVBoxLayout(entries)
+        box.setContentsMargins(4, 4, 4, 4)
+        box.addWidget(self.entry_note)
+        box.addWidget(self.entry_table, 1)
+        self.entry_tab = entries
+        self.tabs.addTab(entries, "Compiled vs eager")
         self.sweep_chart = self.sweep_table = None
         if self.experiment.kind == "sweep":
             self._build_sweep()
@@ -189,9 +200,11 @@ class CompareWindow(QMainWindow):
             self.pane_a.stepper.go_last()
             self.pane_b.stepper.go_last()
         tables.fill_table(self.metrics_table, *tables.metric_rows(c))
+        tables.set_tips(self.metrics_table, tables.metric_tips(c))
         tables.fill_table(self.verdict_table, *tables.verdict_rows(c, va.trace, vb.trace))
         tables.fill_table(self.kernel_table, *tables.kernel_rows(c))
         tables.fill_table(self.graph_table, *tables.graph_rows(c, va.trace, vb.trace))
+        self._show_entries(c)
         self.tabs.setTabText(self.tabs.indexOf(self.verdict_table), f"Verdicts ({len(c.verdicts)})")
         self.tabs.setTabText(self.tabs.indexOf(self.kernel_table),
                              f"Kernels (+{len(c.added)} −{len(c.removed)})")
@@ -206,6 +219,18 @@ class CompareWindow(QMainWindow):
         self.summary.setText(text)
         if self.sweep_chart is not None:
             self.sweep_chart.mark(ib - 1 if ia == 0 and ib > 0 else None)
+
+    def _show_entries(self, c: compare.Comparison) -> None:
+        tables.fill_table(self.entry_table, *tables.entry_rows(c))
+        tables.mark_noisy(self.entry_table, c)
+        callables = len({(d.name, d.kind) for d in c.entries})
+        self.tabs.setTabText(self.tabs.indexOf(self.entry_tab),
+                             f"Compiled vs eager ({callables})")
+        self.entry_note.setText(
+            compare.ENTRIES_LEGEND.replace("noisy:", "noisy (orange):")
+            if c.entries else "Neither trace timed the callables it compiled against your "
+            "program run eagerly (traces recorded before fusionviz did, or no callable "
+            "was called again after compiling).")
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
@@ -252,7 +277,26 @@ def summary_html(c: compare.Comparison, rules: list[str]) -> str:
     head = (f"<b>{escape(c.label_b)}</b> vs <b>{escape(c.label_a)}</b>: " + ", ".join(parts)
             + f" · {len(c.verdicts)} verdicts changed · {len(c.added)} kernels added, "
             f"{len(c.removed)} removed")
-    return head + "".join(f"<br>▸ {escape(line)}" for line in rules)
+    if rows.get(compare.BASELINE) == "differs":
+        head += " · <b>eager is not the same baseline in A and B</b>"
+    lines = [*rules, *entry_lines(c)]
+    return head + "".join(f"<br>▸ {escape(line)}" for line in lines)
+
+
+ENTRY_LINES = 3  # compiled callables in the headline; the rest in their tab
+
+
+def entry_lines(c: compare.Comparison) -> list[str]:
+    """Each compiled callable's forward on its main clock (device where taken): its
+    compiled time from A to B and its speedup vs eager on each side."""
+    first: dict = {}
+    for d in c.entries:
+        if d.part == "forward":
+            first.setdefault((d.name, d.kind), d)  # device comes before wall
+    lines = [headline(d, c.label_a, c.label_b) for d in first.values()]
+    more = len(lines) - ENTRY_LINES
+    return lines[:ENTRY_LINES] + ([f"… {more} more compiled callables under Compiled vs "
+                                   "eager"] if more > 0 else [])
 
 
 def export_comparison(c: compare.Comparison, path: str, title: str = "") -> str:
