@@ -1,12 +1,15 @@
 """The command line the real-model workloads share: a compiled run, or a plain eager profile.
 
 ``main(build)`` parses ``--device auto|cpu|cuda --size full|tiny --steps N
---eager-profile OUT.json``, seeds with ``torch.manual_seed(0)``, calls
-``build(device, size) -> Workload`` and then either
+--eager-profile OUT.json --modes-wall OUT.json``, seeds with ``torch.manual_seed(0)``,
+calls ``build(device, size) -> Workload`` and then either
 
 - runs ``torch.compile(w.module)`` (default options) for N steps (the default), or
 - with ``--eager-profile``, never compiles: times and profiles the plain eager module
-  and writes a JSON summary (wall medians, device time per side, kernels per side).
+  and writes a JSON summary (wall medians, device time per side, kernels per side), or
+- with ``--modes-wall``, times the module eager, compiled (default mode) and compiled
+  with ``mode="reduce-overhead"`` (CUDA graphs), each step's forward and backward
+  separately, synchronised, and writes the wall medians.
 
 A train workload's module returns the scalar loss, so the compiled callable's backward is
 exactly ``loss.backward()``; an inference workload's module returns the model's output.
@@ -213,12 +216,65 @@ def eager_profile(w: Workload, device: str, size: str, out_path: str) -> None:
           f"{result['step_wall_ms']:.2f} ms; {len(rows)} kernels -> {out_path}")
 
 
+MODES = {"eager": None, "compiled": {}, "cudagraphs": {"mode": "reduce-overhead"}}
+
+
+def modes_wall(w: Workload, device: str, size: str, out_path: str) -> None:
+    """Wall time per step of each of ``MODES``: forward and backward timed apart, as
+    fusionviz's entry timing does (optimizer step and zero_grad untimed), after
+    WARMUP + 2 steps (CUDA graphs record on the second call, replay from the third);
+    the modes' steps interleaved, TIMED rounds."""
+    opt = _optimizer(w)
+    fns = {name: (w.module if kw is None else torch.compile(w.module, **kw))
+           for name, kw in MODES.items()}
+    walls = {name: ([], []) for name in fns}
+
+    def step(name: str, record: bool) -> None:
+        if name == "cudagraphs":
+            torch.compiler.cudagraph_mark_step_begin()
+        _sync(device)
+        t0 = time.perf_counter()
+        out = _forward(w, fns[name], device)
+        _sync(device)
+        t1 = time.perf_counter()
+        if w.train:
+            out.backward()
+            _sync(device)
+        t2 = time.perf_counter()
+        if record:
+            walls[name][0].append(1000.0 * (t1 - t0))
+            walls[name][1].append(1000.0 * (t2 - t1))
+        del out
+        if w.train:
+            _finish(w, opt)
+
+    with torch.enable_grad() if w.train else torch.no_grad():
+        for name in fns:
+            for _ in range(WARMUP + 2):
+                step(name, record=False)
+        for i in range(TIMED):
+            order = list(fns)
+            for j in range(len(order)):
+                step(order[(i + j) % len(order)], record=True)
+    result = {"torch": torch.__version__, "size": size, "train": w.train,
+              "device": (torch.cuda.get_device_name() if device.startswith("cuda")
+                         else platform.processor() or "cpu")}
+    for name, (fwd, bwd) in walls.items():
+        result[f"{name}_forward_wall_ms"] = statistics.median(fwd)
+        result[f"{name}_backward_wall_ms"] = statistics.median(bwd) if w.train else None
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=1)
+    print("modes wall (forward ms): " + ", ".join(
+        f"{n} {result[f'{n}_forward_wall_ms']:.3f}" for n in MODES) + f" -> {out_path}")
+
+
 def main(build: Callable[[str, str], Workload]) -> None:
     ap = argparse.ArgumentParser(description="A real-model workload for fusionviz.")
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     ap.add_argument("--size", choices=("full", "tiny"), default="full")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--eager-profile", metavar="OUT.json", default=None)
+    ap.add_argument("--modes-wall", metavar="OUT.json", default=None)
     opts = ap.parse_args()
     device = opts.device
     if device == "auto":
@@ -231,5 +287,7 @@ def main(build: Callable[[str, str], Workload]) -> None:
           f"{'train' if w.train else 'inference'}) on {device}")
     if opts.eager_profile:
         eager_profile(w, device, opts.size, opts.eager_profile)
+    elif opts.modes_wall:
+        modes_wall(w, device, opts.size, opts.modes_wall)
     else:
         run_compiled(w, device, opts.steps)

@@ -18,6 +18,7 @@ from fusionviz.model.run.runner import (
     write_failure,
 )
 from fusionviz.model.run.settings import parse_config
+from fusionviz.model.whatif import WHAT_IFS
 
 
 def add_capture_args(ap: argparse.ArgumentParser) -> None:
@@ -32,6 +33,9 @@ def add_capture_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--timeout", type=float, default=None, help="stop the script after SECONDS")
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     ap.add_argument("--no-timing", action="store_true", help="skip runtime measurement")
+    ap.add_argument("--what-if", action="append", default=[], choices=WHAT_IFS,
+                    help="also measure each compiled callable compiled again with CUDA "
+                    "graphs (mode reduce-overhead), beside eager and as compiled (GPU)")
     ap.add_argument("--nproc-per-node", type=int, default=1, metavar="N",
                     help="run SCRIPT as N ranks under torch.distributed.run (torchrun), "
                     "each captured; -o is then a folder: one trace per rank and the ranks' "
@@ -69,7 +73,7 @@ def capture_command(opts: argparse.Namespace) -> int:
         opts.script, opts.out, timeout=opts.timeout, on_progress=Progress(),
         on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,
         config=parse_config(opts.config), device=opts.device, script_args=args,
-        timing=not opts.no_timing,
+        timing=not opts.no_timing, what_if=tuple(opts.what_if),
     )
     print(summary_text(trace))
     problem = write_failure(trace.script)
@@ -96,7 +100,7 @@ def _ranks_command(opts: argparse.Namespace) -> int:
         opts.script, str(folder), timeout=opts.timeout, on_progress=Progress(),
         on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,
         config=parse_config(opts.config), device=opts.device, script_args=list(opts.script_args),
-        timing=not opts.no_timing, nproc=opts.nproc_per_node,
+        timing=not opts.no_timing, nproc=opts.nproc_per_node, what_if=tuple(opts.what_if),
     )
     experiment = finish_ranks(opts.script, folder, traces,
                               [p.name for p in rank_paths(folder, opts.nproc_per_node)])

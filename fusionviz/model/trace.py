@@ -399,6 +399,11 @@ class Entry:
     note: str = ""  # why something is missing, or what was unusual
     load: dict = field(default_factory=dict)  # CPU: {"loadavg_1m", "cores"} while timing
     restored: int = 0  # tensors of the user's state put back after the extra calls
+    # --what-if reduce-overhead: the same callable compiled again with CUDA graphs on
+    # (not recorded as graphs), timed as a third side interleaved with the other two
+    cudagraphs_forward: Samples | None = None
+    cudagraphs_backward: Samples | None = None
+    cudagraphs_note: str = ""  # why it was not timed, or what was unusual
 
 
 @dataclass(frozen=True)

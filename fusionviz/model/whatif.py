@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 Pair = tuple[str, str]
+# Measurements a capture can add without changing the user's compile: each compiled
+# callable also timed compiled again with CUDA graphs (``--what-if reduce-overhead``)
+WHAT_IFS = ("reduce-overhead",)
 # WhatIf field → its key in a trace's config
 _KEYS = {"stop_after_round": "fusionviz.stop_after_round", "forbid": "fusionviz.forbid",
          "force": "fusionviz.force", "keep_spills": "fusionviz.keep_spills",

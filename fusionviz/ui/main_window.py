@@ -44,6 +44,7 @@ from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.model.tracefile.save_as import save_trace_as
 from fusionviz.model.validate import graph_problems
+from fusionviz.model.whatif import WHAT_IFS
 from fusionviz.ui import editor, export
 from fusionviz.ui.charts.pane import ChartsPane
 from fusionviz.ui.details_pane import DetailsPane
@@ -230,6 +231,8 @@ class MainWindow(QMainWindow):
         self.runner.sig_output.connect(self.output.appendPlainText)
         self.progress.sig_text.connect(self._on_progress_text)
         self.runner.sig_finished.connect(self._on_run_finished)
+        self.eager_pane.sig_measure_cudagraphs.connect(lambda script: self.run_script(
+            script, **{**self.capture_options_of(script), "what_if": WHAT_IFS[:1]}))
         self.runner.sig_failed.connect(self._on_run_failed)
 
     # ---- opening things ------------------------------------------------------------------

@@ -73,3 +73,38 @@ def test_the_speedup_tooltip_gives_both_clocks():
     forward = next(g for g in trace.graphs if g.kind == "forward")
     tip = speedup_tip(forward.timing)
     assert tip.startswith("device: eager ") and "\nwall: eager " in tip
+
+
+def test_a_measured_cuda_graphs_what_if_is_in_the_report_and_needs_no_button(window, qtbot):
+    assert window.open_trace(str(DATA / "gpu_mlp_train_cudagraphs.json.gz")), window.errors
+    pane = window.eager_pane
+    report = pane.report.toPlainText()
+    assert "Fix: CUDA graphs, measured: " in report
+    assert "forward  wall   with CUDA graphs " in report
+    assert "CUDA graphs (what-if, wall): " in report
+    assert pane.cudagraphs_button.isHidden()
+
+
+def test_the_cuda_graphs_button_captures_the_script_again_with_the_what_if(
+        window, qtbot, tmp_path, monkeypatch):
+    """Shown for a GPU entry not measured with CUDA graphs whose script is here."""
+    from dataclasses import replace
+
+    from fusionviz.model.tracefile.io import load_trace, save_trace
+
+    trace = load_trace(str(DATA / "gpu_llama_hf_train.json.gz"))
+    gone, here = tmp_path / "gone.json.gz", tmp_path / "here.json.gz"
+    script = tmp_path / "train.py"
+    save_trace(replace(trace, script=replace(trace.script, path=str(script))), str(gone))
+    assert window.open_trace(str(gone)), window.errors
+    assert window.eager_pane.cudagraphs_button.isHidden()  # its script is not here
+    script.write_text("print('hi')\n")
+    save_trace(replace(trace, script=replace(trace.script, path=str(script))), str(here))
+    runs = []
+    monkeypatch.setattr(window, "run_script", lambda path, **options: runs.append(
+        (path, options)))
+    assert window.open_trace(str(here)), window.errors
+    button = window.eager_pane.cudagraphs_button
+    assert not button.isHidden()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert runs == [(str(script), {"what_if": ("reduce-overhead",)})]

@@ -1,7 +1,8 @@
 """Child entry point: instrument Inductor, run the user's script, write the trace.
 
     python -m fusionviz.model.capture --out T.json.gz [--mode M] [--benchmark-fusion]
-        [--config key=value ...] [--device auto|cpu|cuda] [--no-timing] -- SCRIPT [ARGS...]
+        [--config key=value ...] [--device auto|cpu|cuda] [--no-timing]
+        [--what-if reduce-overhead] -- SCRIPT [ARGS...]
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import warnings
 from fusionviz.model.run.protocol import progress_writer
 from fusionviz.model.run.settings import parse_config
 from fusionviz.model.trace import Script
-from fusionviz.model.whatif import WhatIf, parse_pair
+from fusionviz.model.whatif import WHAT_IFS, WhatIf, parse_pair
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -33,6 +34,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--force", action="append", default=[], metavar="OP_A,OP_B")
     ap.add_argument("--keep-spills", action="store_true")
     ap.add_argument("--rules-graph", type=int, default=None, metavar="N")
+    ap.add_argument("--what-if", action="append", default=[], choices=WHAT_IFS)
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     return ap.parse_args(argv)
@@ -103,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     whatif = whatif_from(opts)
     script = Script(path=os.path.abspath(opts.script), argv=tuple(opts.args))
     requested = {k: v for k, v in settings.items() if _plain(v)}
+    measured = {"fusionviz.what_if": " ".join(opts.what_if)} if opts.what_if else {}
     rec = Recorder(opts.out, script, measure_runtime=not opts.no_timing, emit=emit,
-                   requested={**requested, **whatif.to_config()})
+                   requested={**requested, **whatif.to_config(), **measured},
+                   what_if=tuple(opts.what_if))
     hooks = Hooks(rec, whatif)
     hooks.install()
     from fusionviz.model.trace import Capabilities

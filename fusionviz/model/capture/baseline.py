@@ -181,7 +181,7 @@ def _profile(gm, inputs, forward: EagerTimes, backward: EagerTimes | None) -> No
     and backward (the backward runs on autograd's own threads, outside any range of
     this one, so its share is the difference of the two totals)."""
     forward.device.append(_device_ms(gm, inputs, with_backward=False))
-    if backward is not None:
+    if backward is not None and backward.wall:  # no wall sample: the backward never ran
         both = _device_ms(gm, inputs, with_backward=True)
         backward.device.append(max(both - forward.device[-1], 0.0))
 

@@ -78,8 +78,12 @@ def eager_mode():
 class _Side:
     """One side (the eager or the compiled callable) and its samples."""
 
-    def __init__(self, fn, inputs, grad: bool, cuda: bool, eager: bool, params=()) -> None:
+    def __init__(self, fn, inputs, grad: bool, cuda: bool, eager: bool, params=(),
+                 name: str = "", quiet=contextlib.nullcontext) -> None:
         self.fn, self.inputs, self.grad, self.cuda, self.eager = fn, inputs, grad, cuda, eager
+        self.name = name or ("eager" if eager else "compiled")
+        self.quiet = quiet  # the context of a whole call and its backward
+        self.error = ""  # the what-if side's failure: it stops, the others go on
         self.params = list(params)  # the modules' parameters: leaves of the backward
         self.fwd: list[float] = []
         self.bwd: list[float] = []
@@ -92,11 +96,18 @@ class _Side:
         parameter's cast until its outermost context exits: a program's step enters it
         anew, so each call here casts again, as the step does."""
         torch.clear_autocast_cache()
+        if self.name == GRAPHED:  # each call a new step: its replays may reuse memory
+            getattr(torch.compiler, "cudagraph_mark_step_begin", lambda: None)()
         return eager_mode() if self.eager else contextlib.nullcontext()
 
     def step(self, record: bool = True, probe: bool = False) -> None:
         """One call (and backward), timed when ``record``; a ``probe`` (the call that
         finds what the program writes into, under a dispatch mode) decides nothing."""
+        if not self.error:
+            with self._failing():
+                self._step(record, probe)
+
+    def _step(self, record: bool, probe: bool) -> None:
         args, kwargs = clone_tree(self.inputs)  # copied outside the timed part
         known = self.params + _tensors((args, kwargs))
         with self.mode():
@@ -114,7 +125,7 @@ class _Side:
             if not outs or not leaves:
                 self.backward_ok = False
                 self.why_no_backward = (
-                    f"{'eager' if self.eager else 'compiled'}: "
+                    f"{self.name}: "
                     + ("no output requires grad" if not outs else
                        "its outputs reach no leaf that requires grad"))
                 return
@@ -127,6 +138,22 @@ class _Side:
                 self.bwd.append((time.perf_counter() - t2) * 1e3)
 
     def profiled_step(self) -> None:
+        if not self.error:
+            with self._failing():
+                self._profiled_step()
+
+    @contextlib.contextmanager
+    def _failing(self):
+        """Inside ``quiet``; the CUDA graphs side's exceptions stop only that side."""
+        try:
+            with self.quiet():
+                yield
+        except Exception as e:
+            if self.name != GRAPHED:
+                raise
+            self.error = f"{type(e).__name__}: {e}"[:500]
+
+    def _profiled_step(self) -> None:
         inputs = clone_tree(self.inputs)
         args, kwargs = inputs
         with torch.profiler.record_function(attribution.CALL_RANGE):
@@ -180,21 +207,24 @@ class Result:
         # eager | compiled -> (forward device ms per call, backward's, launches per call)
         self.device: dict[str, tuple[list[float], list[float], float]] = {}
         self.load: dict = {}  # CPU: {"other_cpu_cores": ...} while the calls were timed
+        self.graphed_forward = self.graphed_backward = None  # --what-if reduce-overhead
+        self.graphed_note = ""
 
     def samples(self, side: _Side, backward: bool) -> Samples:
-        fwd, bwd, launches = self.device.get("eager" if side.eager else "compiled",
-                                             ([], [], None))
+        fwd, bwd, launches = self.device.get(side.name, ([], [], None))
         return Samples(wall=tuple(side.bwd if backward else side.fwd),
                        device=tuple(bwd if backward else fwd),
                        launches=None if launches is None else round(launches, 2))
 
 
 def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
-                    cuda: bool, grad_mode: bool | None = None) -> Result:
+                    cuda: bool, grad_mode: bool | None = None, graphed=None) -> Result:
     """Eager vs compiled, forward (and backward where ``grad``), on copies of
     ``inputs`` = (args, kwargs), under the grad mode of the user's call (``grad_mode``,
     default ``grad``: Dynamo guards on it, another would compile again); the user's
-    state and RNG as they were afterwards."""
+    state and RNG as they were afterwards. ``graphed``: (the callable compiled under
+    CUDA graphs, the context to call it in), timed as a third side
+    (``--what-if reduce-overhead``); its failure costs only its own figures."""
     grad_mode = grad if grad_mode is None else grad_mode
     res = Result()
     if not cuda:
@@ -203,6 +233,7 @@ def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
     params = [p for r in roots if isinstance(r, torch.nn.Module) for p in r.parameters()]
     eager = _Side(eager_fn, inputs, grad, cuda, eager=True, params=params)
     compiled = _Side(compiled_fn, inputs, grad, cuda, eager=False, params=params)
+    sides = [eager, compiled]
     try:
         with preserved_rng(), torch.set_grad_enabled(grad_mode):
             try:
@@ -212,15 +243,17 @@ def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
                 guard.keep_all()
                 res.notes.append(f"writes not watched ({type(e).__name__}); "
                                  "modules' and optimizers' tensors kept")
+            if graphed is not None:
+                sides += _graphed_side(graphed, inputs, grad, cuda, params, res)
             for _ in range(WARMUP):
-                compiled.step(record=False)
-                eager.step(record=False)
+                for side in sides:
+                    side.step(record=False)
             with OtherCpu() as other:
-                _interleave(eager, compiled)
+                _interleave(sides)
             if not cuda and other.cores is not None:
                 res.load["other_cpu_cores"] = round(other.cores, 2)
             if cuda:
-                _device_times(eager, compiled, roots, res)
+                _device_times(sides, roots, res)
             else:
                 res.kernels = _cpu_kernels(eager, roots)
     finally:
@@ -234,24 +267,58 @@ def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
         res.notes.append("no backward timed ("
                          + "; ".join(w for w in (eager.why_no_backward,
                                                  compiled.why_no_backward) if w) + ")")
+    if len(sides) > 2 and sides[2].error:
+        res.graphed_note = f"stopped under CUDA graphs: {sides[2].error}"
+    elif len(sides) > 2:
+        side = sides[2]
+        res.graphed_forward = res.samples(side, backward=False)
+        if grad and side.backward_ok:
+            res.graphed_backward = res.samples(side, backward=True)
     return res
 
 
-def _interleave(eager: _Side, compiled: _Side) -> None:
+GRAPHED = "cudagraphs"  # the third side's name: compiled again under CUDA graphs
+
+
+def _graphed_side(graphed, inputs, grad: bool, cuda: bool, params, res: Result) -> list:
+    """The CUDA graphs side, warmed up until its graphs are recorded (cudagraph trees
+    run a call eagerly, record on the next, replay after), or [] with the reason in
+    ``res.graphed_note``; the note also says when Inductor skipped CUDA graphs for
+    some of its graphs (then the figure is not all replays)."""
+    from torch._dynamo.utils import counters
+
+    fn, quiet = graphed
+    side = _Side(fn, inputs, grad, cuda, eager=False, params=params, name=GRAPHED,
+                 quiet=quiet)
+    skips = counters["inductor"]["cudagraph_skips"]
+    for _ in range(3):
+        side.step(record=False)
+    if side.error:
+        res.graphed_note = f"could not run under CUDA graphs: {side.error}"
+        return []
+    skipped = counters["inductor"]["cudagraph_skips"] - skips
+    if skipped:
+        res.graphed_note = (f"Inductor skipped CUDA graphs for {skipped} of the graphs "
+                            "(TORCH_LOGS=cudagraphs says why): those ran as plain "
+                            "launches")
+    return [side]
+
+
+def _interleave(sides: list[_Side]) -> None:
+    """Rounds of one call of each side, the order rotating from round to round."""
     start = time.perf_counter()
     for i in range(REPEATS):
-        first, second = (eager, compiled) if i % 2 == 0 else (compiled, eager)
-        first.step()
-        second.step()
+        for j in range(len(sides)):
+            sides[(i + j) % len(sides)].step()
         if time.perf_counter() - start > BUDGET_S and i >= 4:
             break
 
 
-def _device_times(eager: _Side, compiled: _Side, roots, res: Result) -> None:
+def _device_times(sides: list[_Side], roots, res: Result) -> None:
     from torch.profiler import ProfilerActivity, profile
 
     acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
-    for side in (eager, compiled):
+    for side in sides:
         torch.cuda.synchronize()
         ranges = attribution.module_ranges(roots) if side.eager else contextlib.nullcontext()
         with profile(activities=acts) as prof, ranges:
@@ -259,8 +326,7 @@ def _device_times(eager: _Side, compiled: _Side, roots, res: Result) -> None:
                 side.profiled_step()
             torch.cuda.synchronize()
         events = prof.events()
-        res.device["eager" if side.eager else "compiled"] = attribution.per_call_device(
-            events, PROFILED_CALLS)
+        res.device[side.name] = attribution.per_call_device(events, PROFILED_CALLS)
         if side.eager:
             res.kernels = attribution.attribute(events, PROFILED_CALLS, cuda=True)
 

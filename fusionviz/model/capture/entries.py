@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import traceback
+import types
 
 import torch
 
@@ -19,6 +20,7 @@ from fusionviz.model.capture.eager_program import clone_tree, measure_program
 from fusionviz.model.capture.state_guard import roots_of
 from fusionviz.model.capture.timing import in_lockstep, machine_load
 from fusionviz.model.trace import Entry
+from fusionviz.model.whatif import WHAT_IFS
 
 _busy = [0]  # > 0 while a measurement runs: wrapped callables pass through
 
@@ -34,7 +36,8 @@ def _compile(orig, rec):
             return lambda fn: compile_(fn, *args, **kwargs)
         compiled = orig(model, *args, **kwargs)
         try:
-            return _wrap(rec, model, compiled, _cudagraphs(kwargs))
+            return _wrap(rec, model, compiled, _cudagraphs(kwargs),
+                         lambda fn: _cudagraphs_variant(orig, rec, fn, args, kwargs))
         except Exception:  # noqa: BLE001 - recording must never break the user's compile
             rec.on_error("torch.compile wrap", traceback.format_exc())
             return compiled
@@ -53,11 +56,11 @@ def _cudagraphs(kwargs: dict) -> bool:
     return bool(getattr(getattr(torch._inductor.config, "triton", None), "cudagraphs", False))
 
 
-def _wrap(rec, model, compiled, cudagraphs: bool = False):
+def _wrap(rec, model, compiled, cudagraphs: bool = False, variant=None):
     if isinstance(compiled, torch.nn.Module) and hasattr(compiled, "_orig_mod"):
         orig_mod = compiled._orig_mod
         watch = _Watch(rec, type(orig_mod).__name__, "module", orig_mod, compiled,
-                       cudagraphs)
+                       cudagraphs, variant)
         forward = compiled.forward
         compiled.forward = functools.wraps(forward)(
             lambda *a, **k: watch.call(forward, a, k))
@@ -65,7 +68,7 @@ def _wrap(rec, model, compiled, cudagraphs: bool = False):
     if not callable(compiled):
         return compiled
     name = getattr(model, "__qualname__", None) or type(model).__name__
-    watch = _Watch(rec, name, "function", model, compiled, cudagraphs)
+    watch = _Watch(rec, name, "function", model, compiled, cudagraphs, variant)
 
     @functools.wraps(compiled)
     def run(*args, **kwargs):
@@ -78,10 +81,11 @@ class _Watch:
     """One compiled callable: measured once, after its first call."""
 
     def __init__(self, rec, name: str, kind: str, eager, compiled,
-                 cudagraphs: bool = False) -> None:
+                 cudagraphs: bool = False, variant=None) -> None:
         self.rec, self.name, self.kind = rec, name, kind
         self.eager, self.compiled = eager, compiled
         self.cudagraphs = cudagraphs
+        self.variant = variant  # eager callable -> (compiled under CUDA graphs, why not)
         self.done = False
 
     def call(self, fn, args, kwargs):
@@ -122,11 +126,12 @@ class _Watch:
             return
         self.rec.progress("entry_timing", name=self.name)
         roots = roots_of(self.eager, args, kwargs)
+        graphed, why_not = self._what_if(cuda)
         _busy[0] += 1
         try:
             res = measure_program(self.eager, self.compiled, inputs, roots,
                                   grad=grad and _wants_grad(flat, roots), cuda=cuda,
-                                  grad_mode=grad)
+                                  grad_mode=grad, graphed=graphed)
         except Exception as e:  # noqa: BLE001 - measuring must never break the user's run
             self.rec.add_entry(_note(base, f"not timed: {type(e).__name__}: {e}"))
             return
@@ -139,7 +144,57 @@ class _Watch:
             eager_forward=res.eager_forward, compiled_forward=res.compiled_forward,
             eager_backward=res.eager_backward, compiled_backward=res.compiled_backward,
             kernels=res.kernels, method=method, note="; ".join(res.notes),
-            load={} if cuda else {**machine_load(), **res.load}, restored=res.restored))
+            load={} if cuda else {**machine_load(), **res.load}, restored=res.restored,
+            cudagraphs_forward=res.graphed_forward, cudagraphs_backward=res.graphed_backward,
+            cudagraphs_note=why_not or res.graphed_note))
+
+    def _what_if(self, cuda: bool):
+        """(the callable compiled again under CUDA graphs, or None; why not) when the
+        user asked for ``--what-if reduce-overhead``."""
+        if WHAT_IF_CUDAGRAPHS not in self.rec.what_if:
+            return None, ""
+        if not cuda:
+            return None, "CUDA graphs need CUDA tensors: this callable runs on the CPU"
+        if self.variant is None:
+            return None, "not compiled through torch.compile"
+        self.rec.progress("entry_what_if", name=self.name, what=WHAT_IF_CUDAGRAPHS)
+        try:
+            return self.variant(self.eager)
+        except Exception as e:  # noqa: BLE001 - the what-if must not cost the real figures
+            return None, f"could not compile with CUDA graphs: {type(e).__name__}: {e}"
+
+
+WHAT_IF_CUDAGRAPHS = WHAT_IFS[0]  # "reduce-overhead"
+
+
+def _cudagraphs_variant(orig, rec, fn, args: tuple, kwargs: dict):
+    """((``fn`` compiled as the user compiled it but with CUDA graphs on, the context
+    to call it in), or None; why not). It is compiled under a code object of its own,
+    so Dynamo's cache for the user's callable gets no entry (and no recompile) from
+    it; it compiles lazily, when called, and is always called (forward and backward)
+    under ``Recorder.mute``: its graphs are not recorded."""
+    backend = kwargs.get("backend", args[0] if args else "inductor")
+    if backend != "inductor":
+        return None, f"compiled with backend {backend!r}: CUDA graphs are Inductor's"
+    kw = {k: v for k, v in kwargs.items() if k not in ("mode", "options")}
+    options = kwargs.get("options")
+    if options:
+        kw["options"] = {**options, "triton.cudagraphs": True}
+    else:
+        mode = kwargs.get("mode")
+        kw["mode"] = ("max-autotune" if mode in ("max-autotune", "max-autotune-no-cudagraphs")
+                      else WHAT_IF_CUDAGRAPHS)
+    return (orig(_fresh_caller(fn), **kw), rec.mute), ""
+
+
+def _fresh_caller(fn):
+    """A function calling ``fn`` whose code object is new: Dynamo keeps its cache on
+    the code object, so compiling this adds nothing to the cache of the user's frame."""
+    def caller(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return types.FunctionType(caller.__code__.replace(), caller.__globals__, caller.__name__,
+                              caller.__defaults__, caller.__closure__)
 
 
 def _wants_grad(flat, roots) -> bool:

@@ -121,6 +121,8 @@ class Hooks:
         depth = {"n": 0}  # compile_fx calls itself once to apply config patches
 
         def compile_fx(model, example_inputs, *args, **kwargs):
+            if self.rec.muted:
+                return orig(model, example_inputs, *args, **kwargs)
             depth["n"] += 1
             try:
                 compiled = orig(model, example_inputs, *args, **kwargs)
@@ -135,6 +137,8 @@ class Hooks:
 
     def _compile_to_module(self, orig):
         def compile_to_module(graph_lowering, *args, **kwargs):
+            if self.rec.muted:
+                return orig(graph_lowering, *args, **kwargs)
             g = self.p.guard("graph start", self.rec.graph_started, graph_lowering)
             t0 = time.perf_counter()
             try:

@@ -6,6 +6,7 @@ graph and every measurement, so a crash, abort or kill keeps what was captured.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import os
@@ -102,12 +103,15 @@ class Recorder:
     """Owns the trace being built; the hooks report graph events to it."""
 
     def __init__(self, out: str, script: Script, *, measure_runtime: bool = True,
-                 emit=None, requested: dict | None = None) -> None:
+                 emit=None, requested: dict | None = None,
+                 what_if: tuple[str, ...] = ()) -> None:
         self.out = out
         self.script = script
         self.measure_runtime = measure_runtime
         self.emit = emit or (lambda line: None)
         self.requested = requested or {}
+        self.what_if = tuple(what_if)  # measurements the user asked for ("reduce-overhead")
+        self.muted = 0  # > 0 while fusionviz compiles for its own measurement: not recorded
         self.graphs: list[GraphRecord] = []
         self.baselines: dict[str, Baseline] = {}  # compile id → its Dynamo graph run eagerly
         self.entries: list = []  # what the user compiled, timed eager vs compiled (Entry)
@@ -124,6 +128,15 @@ class Recorder:
         self.t0 = time.perf_counter()
         self.write_error = ""  # why the last write of the trace failed ("" when it did not)
         self.kept: int | None = None  # graphs in the file as last written (None: never)
+
+    @contextlib.contextmanager
+    def mute(self):
+        """Graphs compiled inside (fusionviz's own what-if compiles) are not recorded."""
+        self.muted += 1
+        try:
+            yield
+        finally:
+            self.muted -= 1
 
     # -- events from hooks -----------------------------------------------------
     def on_error(self, where: str, tb: str) -> None:

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 
 from fusionviz.model.names import common_module
-from fusionviz.model.report.eager_figures import Versus, versus
+from fusionviz.model.report import eager_cudagraphs
+from fusionviz.model.report.eager_figures import Versus, versus_clocks
 from fusionviz.model.report.eager_map import ModuleMap, entry_graphs, module_map
 from fusionviz.model.trace import Entry, Trace
 
@@ -37,6 +38,7 @@ class Finding:
     detail: str  # what it means
     fix: str = ""
     modules: tuple[str, ...] = ()
+    kind: str = ""  # launch_bound for the one the CUDA graphs what-if answers
 
 
 @dataclass
@@ -82,8 +84,8 @@ class Explained:
 
 
 def explain(trace: Trace, entry: Entry) -> Explained:
-    fwd = _versus(entry.eager_forward, entry.compiled_forward)
-    bwd = _versus(entry.eager_backward, entry.compiled_backward)
+    fwd = versus_clocks(entry.eager_forward, entry.compiled_forward)
+    bwd = versus_clocks(entry.eager_backward, entry.compiled_backward)
     step = {}
     for clock, v in fwd.items():
         b = bwd.get(clock)
@@ -99,15 +101,6 @@ def explain(trace: Trace, entry: Entry) -> Explained:
 
 def explain_all(trace: Trace) -> list[Explained]:
     return [explain(trace, e) for e in trace.entries]
-
-
-def _versus(eager, compiled) -> dict:
-    out = {}
-    for clock in ("device", "wall"):
-        v = versus(clock, getattr(eager, clock, ()), getattr(compiled, clock, ()))
-        if v is not None:
-            out[clock] = v
-    return out
 
 
 def _budget(trace: Trace, ex: Explained) -> list[tuple[str, str]]:
@@ -149,7 +142,7 @@ def _budget(trace: Trace, ex: Explained) -> list[tuple[str, str]]:
     if recompiles:
         rows.append(("recompiles", f"{recompiles} graphs of its frames were recompiles "
                      "(each guard failure compiles again; guards run on every call)"))
-    return rows
+    return rows + eager_cudagraphs.budget_rows(e, ex.step)
 
 
 def _movers(mp: ModuleMap, sign: int, top: int = 3) -> list[tuple[str, float]]:
@@ -341,14 +334,18 @@ def _launch_bound(ex: Explained) -> Finding | None:
         return None
     slower = " and slower than eager in wall time" if cw > ew else ""
     return Finding(
+        kind="launch_bound",
         title=(f"launch-bound: the compiled call takes {cw:.3f} ms wall for {cd:.3f} ms of "
                f"device work ({cw / cd:.1f}x){slower}"),
         detail=("The CPU issues the kernels more slowly than the GPU runs them: Python, "
                 "guards and launch overhead per kernel set the pace, so device-time savings "
                 "do not reach the wall clock."),
-        fix=("CUDA graphs: torch.compile(..., mode=\"reduce-overhead\") replays the whole "
-             "graph in one launch; time your step with it (fusionviz does not time CUDA "
-             "graph replays: under them it leaves the callable untimed and says so)."))
+        fix=eager_cudagraphs.fix_text(ex.entry, ew))
+
+
+def launch_finding(ex: Explained) -> Finding | None:
+    """The launch-bound finding of an entry, if it has one."""
+    return next((f for f in ex.findings if f.kind == "launch_bound"), None)
 
 
 def entry_lines(trace: Trace) -> list[str]:
@@ -361,6 +358,7 @@ def entry_lines(trace: Trace) -> list[str]:
             for clock, v in vs.items():
                 lines.append(f"  {side:8} {clock:6} eager {v.eager.text()}; compiled "
                              f"{v.compiled.text()}: {_how(v)}")
+        lines += eager_cudagraphs.lines(e)
         for what, text in ex.budget:
             lines.append(f"  {what}: {text}")
         for side, mp in ex.maps.items():

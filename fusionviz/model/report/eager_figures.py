@@ -82,3 +82,13 @@ class Versus:
 def versus(clock: str, eager_samples, compiled_samples) -> Versus | None:
     e, c = figure(eager_samples), figure(compiled_samples)
     return Versus(clock, e, c) if e and c else None
+
+
+def versus_clocks(eager, compiled) -> dict[str, Versus]:
+    """clock (device, wall) -> ``Versus`` of two ``Samples`` where both have samples."""
+    out = {}
+    for clock in ("device", "wall"):
+        v = versus(clock, getattr(eager, clock, ()), getattr(compiled, clock, ()))
+        if v is not None:
+            out[clock] = v
+    return out

@@ -4,6 +4,7 @@ eager vs compiled, its budget, findings and kernel map (``docs/query.schema.json
 
 from __future__ import annotations
 
+from fusionviz.model.report import eager_cudagraphs
 from fusionviz.model.report.eager_explain import Explained, explain_all
 from fusionviz.model.report.eager_figures import Figure, Versus
 from fusionviz.model.report.eager_map import ModuleMap
@@ -55,4 +56,5 @@ def _entry(ex: Explained) -> dict:
         "findings": [{"title": f.title, "detail": f.detail, "fix": f.fix,
                       "modules": list(f.modules)} for f in ex.findings],
         "kernel_map": {side: _map(mp) for side, mp in ex.maps.items()},
+        "cudagraphs": eager_cudagraphs.as_json(e, _figure),
     }

@@ -138,6 +138,11 @@ def _describe(msg: dict) -> str:
     if event == "timing":
         ms = msg.get("compiled_ms")
         return f"{where}: timed" + (f" (compiled {ms:.3f} ms)" if ms is not None else "")
+    if event == "entry_timing":
+        return f"{msg.get('name', '')}: timing eager vs compiled".lstrip(": ")
+    if event == "entry_what_if":
+        return (f"{msg.get('name', '')}: compiling again with CUDA graphs "
+                f"({msg.get('what', 'what-if')}), then timing it").lstrip(": ")
     if event == "done":
         graphs = msg.get("graphs")
         count = f", {graphs} graph(s)" if graphs is not None else ""

@@ -61,6 +61,7 @@ def capture_argv(
     timing: bool = True,
     whatif: WhatIf | None = None,
     nproc: int = 1,
+    what_if: tuple[str, ...] = (),
 ) -> list[str]:
     """The command line that runs ``script`` under capture, writing ``out``. With
     ``nproc`` > 1, PyTorch's launcher (``torch.distributed.run --standalone``) starts
@@ -82,6 +83,8 @@ def capture_argv(
         argv.append("--no-timing")
     if whatif is not None:
         argv += whatif.to_argv()
+    for measurement in what_if:  # WHAT_IFS: measured beside the user's compile
+        argv += ["--what-if", measurement]
     return [*argv, "--", str(script), *map(str, script_args)]
 
 

@@ -9,12 +9,15 @@ side; clicking a compiled kernel shows its graph and selects it everywhere.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+import os
+
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -24,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fusionviz.model.report import eager_cudagraphs
 from fusionviz.model.report.eager_explain import Explained, explain_all
 from fusionviz.model.report.eager_map import ModuleMap, ModuleTimes
 from fusionviz.model.report.formatting import clip
@@ -67,6 +71,9 @@ def _table(headers: tuple[str, ...]) -> QTableWidget:
 
 
 class EagerPane(QWidget):
+    # the script to capture again with --what-if reduce-overhead (the window runs it)
+    sig_measure_cudagraphs = Signal(str)
+
     def __init__(self, state: ViewState, parent=None) -> None:
         super().__init__(parent)
         self.state = state
@@ -100,6 +107,13 @@ class EagerPane(QWidget):
         top.addWidget(self.entry_box, 1)
         top.addWidget(QLabel("Side:"))
         top.addWidget(self.side_box)
+        self.cudagraphs_button = QPushButton("Measure CUDA graphs")
+        self.cudagraphs_button.setToolTip(
+            "Capture the script again with --what-if reduce-overhead: each compiled "
+            "callable is also compiled with CUDA graphs (mode=\"reduce-overhead\") and "
+            "timed beside eager and as compiled. Needs the script and a GPU here.")
+        self.cudagraphs_button.clicked.connect(self._measure_cudagraphs)
+        top.addWidget(self.cudagraphs_button)
         kernels = QSplitter(Qt.Orientation.Horizontal)
         for title, table in ((self.eager_title, self.eager_table),
                              (self.compiled_title, self.compiled_table)):
@@ -144,8 +158,24 @@ class EagerPane(QWidget):
         i = self.entry_box.currentIndex()
         return self.explained[i] if 0 <= i < len(self.explained) else None
 
+    def measurable(self) -> str:
+        """The script to capture again for the CUDA graphs what-if of the shown entry:
+        timed on the GPU, not measured yet, the script on this machine; else ""."""
+        ex, trace = self.current, self.state.trace
+        if ex is None or trace is None or eager_cudagraphs.graphed(ex.entry) is not None:
+            return ""
+        gpu = ex.entry.compiled_forward is not None and bool(ex.entry.compiled_forward.device)
+        path = trace.script.path
+        return path if gpu and path and os.path.isfile(path) else ""
+
+    def _measure_cudagraphs(self) -> None:
+        path = self.measurable()
+        if path:
+            self.sig_measure_cudagraphs.emit(path)
+
     def _show_entry(self) -> None:
         ex = self.current
+        self.cudagraphs_button.setVisible(bool(self.measurable()))
         self.tree.clear()
         self.eager_table.setRowCount(0)
         self.compiled_table.setRowCount(0)
@@ -268,6 +298,7 @@ def _report_lines(ex: Explained) -> list[str]:
         for clock, v in vs.items():
             lines.append(f"{side} ({clock}): eager {v.eager.text()}; compiled "
                          f"{v.compiled.text()}: {v.verdict}")
+    lines += [line.strip() for line in eager_cudagraphs.lines(ex.entry)]
     lines += [f"{what}: {text}" for what, text in ex.budget]
     for side, mp in ex.maps.items():
         if mp.coverage is not None:

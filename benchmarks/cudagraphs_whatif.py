@@ -1,0 +1,151 @@
+"""Is ``--what-if reduce-overhead`` right? Each model captured with it, against plain runs.
+
+    python benchmarks/cudagraphs_whatif.py [--models mlp_train resnet50_train ...]
+        [--size full|tiny] [--device cuda|cpu] [--out DIR] [--timeout SECONDS]
+
+For every workload of ``benchmarks/eager_models/`` named:
+
+a. Capture: ``python -m fusionviz capture SCRIPT -o DIR/NAME.json.gz --what-if
+   reduce-overhead -- --size S``: the trace's first ``Entry`` holds the model timed
+   eager, as compiled (default mode) and compiled again with CUDA graphs, interleaved,
+   in the capturing process (wall time per forward and per backward).
+b. The same capture without ``--what-if`` (``--plain`` models only): the what-if must
+   add no graph, no compile id and no recompile to the trace.
+c. Reference: ``python SCRIPT --size S --modes-wall DIR/NAME.modes.json``, a separate
+   process without fusionviz: the module eager, ``torch.compile`` (default) and
+   ``torch.compile(mode="reduce-overhead")``, steps interleaved, forward and backward
+   timed apart (``benchmarks/eager_models/_harness.py``).
+d. Compare each side's recorded wall median with the reference's, and the CUDA graphs
+   speedup over the compiled step, recorded against reference.
+
+Printed as a table and written to DIR/cudagraphs_whatif.json. Exits 0 whatever it finds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eager_fidelity import ROOT, _child, _fmt
+
+MODELS = ("mlp_train", "resnet50_train", "gpt2_train", "bert_fp16_infer")
+PLAIN = ("mlp_train",)
+SIDES = (("eager", "eager"), ("compiled", "compiled"), ("cudagraphs", "cudagraphs"))
+
+
+def _median(samples) -> float | None:
+    return statistics.median(samples.wall) if samples and samples.wall else None
+
+
+def compare(trace_path: Path, ref_path: Path, plain_path: Path | None) -> dict:
+    from fusionviz.model.report.eager_cudagraphs import graphed
+    from fusionviz.model.report.eager_explain import explain
+    from fusionviz.model.tracefile.io import load_trace
+
+    trace = load_trace(str(trace_path))
+    ref = json.loads(ref_path.read_text())
+    if not trace.entries:
+        return {"error": "no entry in the trace"}
+    e = trace.entries[0]
+    ex = explain(trace, e)
+    g = graphed(e)
+    out: dict = {"entry": e.name, "note": e.note, "cudagraphs_note": e.cudagraphs_note,
+                 "headline": ex.headline(), "findings": [f.title for f in ex.findings],
+                 "fixes": [f.fix for f in ex.findings if f.fix],
+                 "graphs": [(gr.kind, gr.compile_id) for gr in trace.graphs],
+                 "recompiles": sum(1 for gr in trace.graphs if gr.recompile_reasons)}
+    for side, field in SIDES:
+        for part in ("forward", "backward"):
+            samples = getattr(e, f"{field}_{part}")
+            rec, want = _median(samples), ref.get(f"{side}_{part}_wall_ms")
+            out[f"{side}_{part}_recorded"] = rec
+            out[f"{side}_{part}_reference"] = want
+            out[f"{side}_{part}_ratio"] = rec / want if rec and want else None
+    if g is not None and "wall" in g.step:
+        compiled, graphs_ms = g.step["wall"]
+        out["speedup_recorded"] = compiled / graphs_ms
+        out["verdict"] = g.verdict("wall")
+    ref_c = (ref.get("compiled_forward_wall_ms") or 0) + (ref.get("compiled_backward_wall_ms")
+                                                          or 0)
+    ref_g = (ref.get("cudagraphs_forward_wall_ms") or 0) + (
+        ref.get("cudagraphs_backward_wall_ms") or 0)
+    out["speedup_reference"] = ref_c / ref_g if ref_g else None
+    if plain_path is not None and plain_path.exists():
+        plain = load_trace(str(plain_path))
+        out["plain_graphs"] = [(gr.kind, gr.compile_id) for gr in plain.graphs]
+        out["same_graphs_as_plain"] = out["plain_graphs"] == out["graphs"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", nargs="*", default=list(MODELS))
+    ap.add_argument("--size", default="full", choices=("full", "tiny"))
+    ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    ap.add_argument("--out", default="cudagraphs_whatif_out")
+    ap.add_argument("--timeout", type=float, default=900)
+    opts = ap.parse_args(argv)
+    out = Path(opts.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for name in opts.models:
+        script = ROOT / "benchmarks" / "eager_models" / f"{name}.py"
+        trace, ref = out / f"{name}.json.gz", out / f"{name}.modes.json"
+        plain = out / f"{name}.plain.json.gz" if name in PLAIN else None
+        capture = [sys.executable, "-m", "fusionviz", "capture", str(script), "--device",
+                   opts.device]
+        rc_c, s_c = _child([*capture, "-o", str(trace), "--what-if", "reduce-overhead", "--",
+                            "--size", opts.size], out / f"{name}.capture.log", opts.timeout)
+        if plain is not None:
+            _child([*capture, "-o", str(plain), "--", "--size", opts.size],
+                   out / f"{name}.plain.log", opts.timeout)
+        rc_r, s_r = _child([sys.executable, str(script), "--size", opts.size, "--device",
+                            opts.device, "--modes-wall", str(ref)],
+                           out / f"{name}.modes.log", opts.timeout)
+        row = {"capture_rc": rc_c, "capture_s": round(s_c, 1), "reference_rc": rc_r,
+               "reference_s": round(s_r, 1)}
+        if trace.exists() and ref.exists():
+            try:
+                row.update(compare(trace, ref, plain))
+            except Exception as e:  # noqa: BLE001 - report and go on
+                row["error"] = f"{type(e).__name__}: {e}"
+        results[name] = row
+        print(f"{name}: capture rc {rc_c} ({s_c:.0f} s), reference rc {rc_r} ({s_r:.0f} s)",
+              flush=True)
+    (out / "cudagraphs_whatif.json").write_text(json.dumps(results, indent=1))
+    _table(results)
+    return 0
+
+
+def _table(results: dict) -> None:
+    print("\nwall ms per call, recorded in the capture / reference run without fusionviz "
+          "(ratio)")
+    print(f"{'model':16} {'part':8} " + " ".join(f"{s:>24}" for s, _ in SIDES)
+          + f" {'CUDA graphs vs compiled, rec / ref':>36}")
+    for name, r in results.items():
+        for i, part in enumerate(("forward", "backward")):
+            cells = [f"{_fmt(r.get(f'{s}_{part}_recorded'))} / "
+                     f"{_fmt(r.get(f'{s}_{part}_reference'))} "
+                     f"({_fmt(r.get(f'{s}_{part}_ratio'), '{:.2f}')})" for s, _ in SIDES]
+            speed = (f"{_fmt(r.get('speedup_recorded'), '{:.2f}x')} / "
+                     f"{_fmt(r.get('speedup_reference'), '{:.2f}x')} ({r.get('verdict', '-')})"
+                     if i == 0 else "")
+            print(f"{name if i == 0 else '':16} {part:8} "
+                  + " ".join(f"{c:>24}" for c in cells) + f" {speed:>36}")
+        extra = [r.get("error") or "", r.get("cudagraphs_note") or ""]
+        if "same_graphs_as_plain" in r:
+            extra.append(f"graphs as without the what-if: {r['same_graphs_as_plain']} "
+                         f"({len(r['graphs'])} graphs, {r['recompiles']} recompiles)")
+        for text in filter(None, extra):
+            print(f"{'':16}   {text}")
+        for f in r.get("fixes", ()):
+            if f.startswith("CUDA graphs"):
+                print(f"{'':16}   fix: {f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
