@@ -128,3 +128,31 @@ def test_the_explanation_says_what_it_compared(captured):
     assert v.eager.q1 <= v.eager.median <= v.eager.q3
     assert ex.headline().startswith("Block: compiled ")
     assert "forward + backward" in ex.headline()
+
+
+def test_short_cpu_calls_are_timed_in_batches_and_backwards_never():
+    """A 0.03 ms call alone carries its inputs' fresh copy and the other side's traces in
+    the caches (benchmarks/cpu_timing.py: 1.7x timeit's figure); timed many at a time on
+    one copy, each sample is their mean. A call with a backward is never batched."""
+    import re
+
+    import torch
+
+    from fusionviz.model.capture.eager_program import measure_program
+
+    def f(x, w=None):
+        y = torch.relu(x) * 2 + 1
+        return y if w is None else (y @ w).sum()
+
+    x = torch.randn(256, 256)
+    res = measure_program(f, f, ((x,), {}), [], grad=False, cuda=False)
+    (note,) = res.notes
+    batches = dict(re.findall(r"(eager|compiled) x(\d+)", note))
+    assert note.startswith("calls under 1 ms timed several at a time") and \
+        set(batches) == {"eager", "compiled"}, note
+    assert all(int(k) >= 2 for k in batches.values())
+    assert len(res.eager_forward.wall) >= 5 and all(ms > 0 for ms in res.eager_forward.wall)
+    w = torch.randn(256, 8, requires_grad=True)
+    res = measure_program(f, f, ((x, w), {}), [], grad=True, cuda=False)
+    assert not [n for n in res.notes if "several at a time" in n]
+    assert len(res.eager_backward.wall) >= 5

@@ -12,7 +12,9 @@ too), against the compiled callable on other copies:
   as PyTorch's benchmark harness does, so that load changes hit both sides), each call
   synchronised, until ``REPEATS`` pairs or ``BUDGET_S``; with a backward, the
   gradients of the outputs are taken with ``torch.autograd.grad`` (nothing is
-  accumulated into any ``.grad``) and timed on their own;
+  accumulated into any ``.grad``) and timed on their own; on the CPU a call without a
+  backward that takes under ``BATCH_BELOW_MS`` is timed many at a time on one copy of
+  its inputs (each sample their mean);
 - device time (GPU): ``PROFILED_CALLS`` calls of each side under the CUDA profiler,
   the eager ones with every module in a named range, which attributes each eager kernel
   to its aten op and module (``kernel_attribution``); on the CPU one profiled eager call
@@ -25,6 +27,7 @@ afterwards (``state_guard``).
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 
 import torch
@@ -39,6 +42,12 @@ WARMUP = 2
 REPEATS = 20  # pairs of calls (eager, compiled) at most
 BUDGET_S = 6.0  # stop taking pairs after this long (both sides together)
 PROFILED_CALLS = 3
+# CPU, no backward: a call shorter than this is timed BATCH-at-a-time on one copy of
+# the inputs, as timeit does: alone, a 0.03 ms call carries 5-15 us of its inputs'
+# fresh copy and of the other side's work (benchmarks/cpu_timing.py)
+BATCH_BELOW_MS = 1.0
+SAMPLE_MS = 5.0  # a batch makes a sample about this long
+MAX_BATCH = 1000
 
 
 def clone_tree(tree):
@@ -84,6 +93,7 @@ class _Side:
         self.name = name or ("eager" if eager else "compiled")
         self.quiet = quiet  # the context of a whole call and its backward
         self.error = ""  # the what-if side's failure: it stops, the others go on
+        self.batch = 1  # calls per timed sample (CPU, short calls without a backward)
         self.params = list(params)  # the modules' parameters: leaves of the backward
         self.fwd: list[float] = []
         self.bwd: list[float] = []
@@ -113,11 +123,12 @@ class _Side:
         with self.mode():
             _sync(self.cuda)
             t0 = time.perf_counter()
-            out = self.fn(*args, **kwargs)
+            for _ in range(self.batch):
+                out = self.fn(*args, **kwargs)
             _sync(self.cuda)
             t1 = time.perf_counter()
         if record:
-            self.fwd.append((t1 - t0) * 1e3)
+            self.fwd.append((t1 - t0) * 1e3 / self.batch)
         if self.backward_ok:
             outs, leaves = grad_targets(out, known)
             if probe and not (outs and leaves):
@@ -248,6 +259,8 @@ def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
             for _ in range(WARMUP):
                 for side in sides:
                     side.step(record=False)
+            if not cuda:
+                res.notes += _batch_short_calls(sides)
             with OtherCpu() as other:
                 _interleave(sides)
             if not cuda and other.cores is not None:
@@ -302,6 +315,26 @@ def _graphed_side(graphed, inputs, grad: bool, cuda: bool, params, res: Result) 
                             "(TORCH_LOGS=cudagraphs says why): those ran as plain "
                             "launches")
     return [side]
+
+
+def _batch_short_calls(sides: list[_Side]) -> list[str]:
+    """Sides without a backward whose calls take under ``BATCH_BELOW_MS`` get a batch
+    (calls per sample) that makes a sample about ``SAMPLE_MS`` long; their note."""
+    batched = []
+    for side in sides:
+        if side.backward_ok or side.error:
+            continue
+        side.step()
+        side.step()
+        ms = min(side.fwd, default=BATCH_BELOW_MS)
+        side.fwd.clear()
+        if ms < BATCH_BELOW_MS:
+            side.batch = min(MAX_BATCH, max(2, math.ceil(SAMPLE_MS / max(ms, 1e-3))))
+            batched.append(f"{side.name} x{side.batch}")
+    if not batched:
+        return []
+    return [f"calls under {BATCH_BELOW_MS:g} ms timed several at a time on one copy of the "
+            f"inputs, each sample their mean ({', '.join(batched)})"]
 
 
 def _interleave(sides: list[_Side]) -> None:
