@@ -9,8 +9,11 @@ a. ``python -m fusionviz capture SCRIPT -o T.json.gz --device cpu`` (timeout 300
    the trace's first entry gives the eager and compiled forward figures
    (``eager_figures.figure``: median, q1, noisy) and the verdict (``versus``);
 b. ``python SCRIPT --timeit``, a separate process under the same condition: eager and
-   compiled timed with ``timeit`` (median of 15 repeats per side, interleaved).
-Ratios: fusionviz's median and q1 over timeit's median, per side. The load workers
+   compiled timed with ``timeit`` (median of 15 repeats per side, interleaved), once
+   before the capture and once after it: on a shared virtual machine the same function
+   can run at another speed a minute later, and the two say by how much.
+Ratios: fusionviz's median and q1 over timeit's median (the one after), per side; the
+summary also counts each figure against the band the two timeits span (± 20%). The load workers
 run for the whole run and are killed afterwards, on error or Ctrl+C too. Each run
 first waits for other processes to go quiet; the CPU they used during the run is
 measured from /proc and printed ("other-cpu").
@@ -133,6 +136,8 @@ def one_run(name: str, loaded: bool, run: int, work: Path, quiet_wait: float) ->
                  "waited": wait_quiet(quiet_wait) if quiet_wait > 0 else "-"}
     with cpu_load(LOAD_WORKERS if loaded else 0) as procs:
         before, t0 = snapshot(), time.monotonic()
+        rc0 = run_child([sys.executable, str(script), "--timeit"], 300,
+                        work / f"{tag}.timeit0.log")
         trace = work / f"{tag}.json.gz"
         rc = run_child([sys.executable, "-m", "fusionviz", "capture", str(script), "-o",
                         str(trace), "--device", "cpu", "--timeout", "300"], 330,
@@ -141,8 +146,8 @@ def one_run(name: str, loaded: bool, run: int, work: Path, quiet_wait: float) ->
                         work / f"{tag}.timeit.log")
         mine = {os.getpid(), *(p.pid for p in procs)}
         row["other"] = other_load(before, snapshot(), mine, time.monotonic() - t0)[1]
-    if rc2 != 0:
-        row["error"] += f"timeit exit {rc2}; "
+    if rc2 != 0 or rc0 != 0:
+        row["error"] += f"timeit exit {rc0}/{rc2}; "
     if rc != 0:
         row["error"] += f"capture exit {rc}; "
     return read_run(row, work, tag)
@@ -152,11 +157,12 @@ def read_run(row: dict, work: Path, tag: str) -> dict:
     """The figures of one run from its files in ``work`` (``tag``: script.idle|load.run):
     the trace's entry and the direct timing."""
     trace = work / f"{tag}.json.gz"
-    log = work / f"{tag}.timeit.log"
-    lines = log.read_text().splitlines() if log.exists() else []
-    direct = [json.loads(ln) for ln in lines if ln.startswith("{")]
-    if direct:
-        row["timeit"] = direct[-1]
+    for key, log in (("timeit", work / f"{tag}.timeit.log"),
+                     ("timeit0", work / f"{tag}.timeit0.log")):
+        lines = log.read_text().splitlines() if log.exists() else []
+        direct = [json.loads(ln) for ln in lines if ln.startswith("{")]
+        if direct:
+            row[key] = direct[-1]
     if not trace.exists():
         return row
     loaded_trace = load_trace(trace)
@@ -168,8 +174,11 @@ def read_run(row: dict, work: Path, tag: str) -> dict:
         row["error"] += f"no entry timing ({e.note if e else 'no entry'}); "
         return row
     # "uncertain": fusionviz says other processes kept cores busy while it timed
+    ex = explain(loaded_trace, e)
+    # "approximate": the calls touched fresh memory, paying page faults (fusionviz says)
     row.update(v=v, frames=len(e.compile_ids), loadavg=e.load.get("loadavg_1m"),
-               uncertain=bool(explain(loaded_trace, e).busy))
+               uncertain=bool(ex.busy),
+               faulting={side for part, side in ex.faulting if part == "forward"})
     return row
 
 
@@ -179,13 +188,46 @@ def verdict(row: dict) -> str:
 
 
 def marked(row: dict, side: str) -> bool:
-    """Flagged for the user: the figure is noisy, or the entry is uncertain."""
-    return getattr(row["v"], side).noisy or bool(row.get("uncertain"))
+    """Flagged for the user: the figure is noisy or approximate (page faults), or the
+    entry is uncertain."""
+    return (getattr(row["v"], side).noisy or bool(row.get("uncertain"))
+            or side in row.get("faulting", ()))
 
 
 def ratios(row: dict, side: str) -> tuple[float, float]:
     fig, ref = getattr(row["v"], side), row["timeit"][f"{side}_ms"]
     return fig.median / ref, fig.q1 / ref
+
+
+def in_band(row: dict, side: str) -> bool | None:
+    """The figure's median within the span of the timeits before and after the
+    capture, widened by ``CLOSE`` (None: no timeit before it)."""
+    if "timeit0" not in row:
+        return None
+    refs = [row[k][f"{side}_ms"] for k in ("timeit0", "timeit")]
+    fig = getattr(row["v"], side).median
+    return min(refs) * (1 - CLOSE) <= fig <= max(refs) * (1 + CLOSE)
+
+
+def band_lines(ok: list[dict]) -> list[str]:
+    """The figures against the timeit band, and how far timeit moved by itself."""
+    figs = [(r, s, in_band(r, s)) for r in ok for s in ("eager", "compiled")]
+    figs = [f for f in figs if f[2] is not None]
+    if not figs:
+        return []
+    moved = [(r, s) for r, s, _ in figs
+             if abs(r["timeit0"][f"{s}_ms"] / r["timeit"][f"{s}_ms"] - 1) > CLOSE]
+    out_ = [(r, s) for r, s, inside in figs if not inside]
+    unmarked = [(r, s) for r, s in out_ if not marked(r, s)]
+    lines = [f"timeit before vs after the capture: {len(moved)} of {len(figs)} figures "
+             f"moved by more than {CLOSE:.0%} on their own",
+             f"band (timeit before..after, ± {CLOSE:.0%}): {len(figs) - len(out_)} of "
+             f"{len(figs)} figures inside; outside: {len(out_)}, of them marked noisy or "
+             f"uncertain: {len(out_) - len(unmarked)}"]
+    lines += [f"  NOT marked, outside the band: {r['script']} run {r['run']} {s}: "
+              f"{getattr(r['v'], s).median:.3f} ms vs timeit {r['timeit0'][s + '_ms']:.3f} "
+              f"before, {r['timeit'][s + '_ms']:.3f} after" for r, s in unmarked]
+    return lines
 
 
 def sign(verdict: str) -> int:
@@ -195,7 +237,7 @@ def sign(verdict: str) -> int:
 HEAD = (f"{'script':<16}{'run':>3} | {'eager med':>9} {'q1':>8} {'nz':>2} {'timeit':>8} "
         f"{'r.med':>5} {'r.q1':>5} | {'comp med':>9} {'q1':>8} {'nz':>2} {'timeit':>8} "
         f"{'r.med':>5} {'r.q1':>5} | {'x fv':>5} {'x ti':>5} | {'verdict':<12} | "
-        "fr loadavg waited other-cpu")
+        "fr loadavg waited other-cpu | timeit before: eager/compiled")
 
 
 def row_text(r: dict) -> str:
@@ -204,12 +246,16 @@ def row_text(r: dict) -> str:
         return out + "ERROR: " + r["error"]
     for side in ("eager", "compiled"):
         f, ref, (rm, rq) = getattr(r["v"], side), r["timeit"][f"{side}_ms"], ratios(r, side)
-        flag = "U" if r.get("uncertain") else "Y" if f.noisy else "-"
+        flag = ("U" if r.get("uncertain") else "Y" if f.noisy else
+                "F" if side in r.get("faulting", ()) else "-")
         out += (f"{f.median:9.3f} {f.q1:8.3f} {flag:>2} {ref:8.3f} "
                 f"{rm:5.2f} {rq:5.2f} | ")
     ti = r["timeit"]["eager_ms"] / r["timeit"]["compiled_ms"]
+    before = (f" | {r['timeit0']['eager_ms']:.3f}/{r['timeit0']['compiled_ms']:.3f}"
+              if "timeit0" in r else "")
     return out + (f"{r['v'].speedup:5.2f} {ti:5.2f} | {verdict(r):<12} | "
-                  f"{r['frames']:>2} {r['loadavg'] or 0:7.2f} {r['waited']:>6} {r['other']}")
+                  f"{r['frames']:>2} {r['loadavg'] or 0:7.2f} {r['waited']:>6} {r['other']}"
+                  + before)
 
 
 def summary(rows: list[dict], runs: int) -> list[str]:
@@ -244,6 +290,7 @@ def summary(rows: list[dict], runs: int) -> list[str]:
     out.append(f"sign vs timeit (timeit beyond {CLEAR}x): {clash} opposite, "
                f"{miss} 'within noise' or 'uncertain'")
     flips = sum(ln.startswith("SIGN FLIP") for ln in out)
+    out += band_lines(ok)
     return out + [f"scripts whose verdict flipped between their {runs} runs: {flips}"]
 
 
@@ -283,7 +330,9 @@ def main() -> int:
             f"torch: {importlib.metadata.version('torch')}   nproc: {nproc}",
             "command: " + shlex.join([Path(sys.executable).name, *sys.argv]),
             "ratios: fusionviz median (r.med) and q1 (r.q1) over timeit's median; nz: "
-            "noisy (U: the entry says uncertain: other processes kept cores busy); x fv / x ti: speedups; fr: Dynamo frames of the entry; loadavg: "
+            "noisy (U: the entry says uncertain: other processes kept cores busy; F: "
+            "approximate: the calls paid page faults for fresh memory); x fv / x ti: "
+            "speedups; fr: Dynamo frames of the entry; loadavg: "
             "recorded by the capture; waited: for other processes to go quiet before the run; "
             "other-cpu: cores used by processes not ours during the run", ""]
     conds = [c for c, skip in ((False, args.load_only), (True, args.no_load)) if not skip]

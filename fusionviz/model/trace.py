@@ -362,6 +362,7 @@ class Samples:
     wall: tuple[float, ...] = ()
     device: tuple[float, ...] = ()
     launches: float | None = None  # device kernels launched per call (GPU)
+    faults: float | None = None  # CPU: minor page faults per call (median): fresh memory
 
 
 @dataclass(frozen=True)

@@ -156,3 +156,22 @@ def test_short_cpu_calls_are_timed_in_batches_and_backwards_never():
     res = measure_program(f, f, ((x, w), {}), [], grad=True, cuda=False)
     assert not [n for n in res.notes if "several at a time" in n]
     assert len(res.eager_backward.wall) >= 5
+
+
+def test_calls_that_touch_fresh_memory_are_said_to_be_approximate():
+    """40 MB is above glibc's largest mmap threshold: every call maps it afresh, page by
+    page, and the figure says so (its cost varies with the machine and the allocator)."""
+    import torch
+
+    from fusionviz.model.capture.eager_program import measure_program
+    from fusionviz.model.trace import Entry, Trace
+
+    def f(x):
+        return torch.ones(10_500_000) + x
+
+    res = measure_program(f, f, ((torch.tensor(1.0),), {}), [], grad=False, cuda=False)
+    assert res.eager_forward.faults > 5000 and res.compiled_forward.faults > 5000
+    e = Entry(name="f", eager_forward=res.eager_forward, compiled_forward=res.compiled_forward)
+    ex = explain(Trace(entries=(e,)), e)
+    assert set(ex.faulting) == {("forward", "eager"), ("forward", "compiled")}
+    assert ex.memory.startswith("page faults per call: eager forward ")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fusionviz.model.report.eager_cudagraphs import graphed
-from fusionviz.model.report.eager_explain import explain, launch_finding
+from fusionviz.model.report.eager_explain import entry_lines, explain, launch_finding
 from fusionviz.model.report.eager_json import eager_json
 from fusionviz.model.report.summary import summary_text
 from fusionviz.model.tracefile.io import load_trace
@@ -81,3 +81,18 @@ def test_summary_and_json_carry_the_third_side(mlp):
     assert wall["speedup"] == pytest.approx(
         wall["compiled"]["median_ms"] / wall["cudagraphs"]["median_ms"])
     assert cg["step"]["wall"]["verdict"] == "faster"
+
+
+def test_a_cpu_figure_is_approximate_only_where_page_faults_are_a_large_share():
+    from fusionviz.model.trace import Entry, Samples, Trace
+
+    def entry(faults):
+        return Entry(name="f", eager_forward=Samples(wall=(1.0,) * 5, faults=faults),
+                     compiled_forward=Samples(wall=(0.5,) * 5, faults=0.0))
+
+    for faults, flagged in ((10.0, False), (None, False), (4096.0, True)):
+        e = entry(faults)
+        ex = explain(Trace(entries=(e,)), e)
+        assert bool(ex.faulting) == flagged and bool(ex.memory) == flagged
+    text = "\n".join(entry_lines(Trace(entries=(entry(4096.0),))))
+    assert "approximate: page faults per call: eager forward 4,096" in text

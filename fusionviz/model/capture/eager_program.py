@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import statistics
 import time
 
 import torch
@@ -97,6 +98,7 @@ class _Side:
         self.params = list(params)  # the modules' parameters: leaves of the backward
         self.fwd: list[float] = []
         self.bwd: list[float] = []
+        self.faults: dict[str, list[float]] = {"fwd": [], "bwd": []}  # per call (CPU)
         self.backward_ok = grad
         self.why_no_backward = ""
 
@@ -122,13 +124,16 @@ class _Side:
         known = self.params + _tensors((args, kwargs))
         with self.mode():
             _sync(self.cuda)
+            f0 = _minor_faults()
             t0 = time.perf_counter()
             for _ in range(self.batch):
                 out = self.fn(*args, **kwargs)
             _sync(self.cuda)
             t1 = time.perf_counter()
+            f1 = _minor_faults()
         if record:
             self.fwd.append((t1 - t0) * 1e3 / self.batch)
+            self.faults["fwd"].append((f1 - f0) / self.batch)
         if self.backward_ok:
             outs, leaves = grad_targets(out, known)
             if probe and not (outs and leaves):
@@ -142,11 +147,14 @@ class _Side:
                 return
             grads = [torch.ones_like(o) for o in outs]
             _sync(self.cuda)
+            f2 = _minor_faults()
             t2 = time.perf_counter()
             torch.autograd.grad(outs, leaves, grads, allow_unused=True)
             _sync(self.cuda)
+            t3 = time.perf_counter()
             if record:
-                self.bwd.append((time.perf_counter() - t2) * 1e3)
+                self.bwd.append((t3 - t2) * 1e3)
+                self.faults["bwd"].append(_minor_faults() - f2)
 
     def profiled_step(self) -> None:
         if not self.error:
@@ -176,6 +184,17 @@ class _Side:
                     grads = [torch.ones_like(o) for o in outs]
                 if outs and leaves:
                     torch.autograd.grad(outs, leaves, grads, allow_unused=True)
+
+
+def _minor_faults() -> int:
+    """Minor page faults of this process so far (0 where the OS does not say): a call
+    that touches fresh memory pays the OS for every page, a cost that varies with the
+    allocator's state and, on a shared machine, several-fold over minutes."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def _tensors(tree) -> list:
@@ -223,9 +242,12 @@ class Result:
 
     def samples(self, side: _Side, backward: bool) -> Samples:
         fwd, bwd, launches = self.device.get(side.name, ([], [], None))
+        faults = side.faults["bwd" if backward else "fwd"]
         return Samples(wall=tuple(side.bwd if backward else side.fwd),
                        device=tuple(bwd if backward else fwd),
-                       launches=None if launches is None else round(launches, 2))
+                       launches=None if launches is None else round(launches, 2),
+                       faults=(round(statistics.median(faults), 1)
+                               if faults and not side.cuda else None))
 
 
 def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,

@@ -20,6 +20,8 @@ from fusionviz.model.trace import Entry, Trace
 LAUNCH_BOUND = 1.5  # compiled wall per call above this many times its device time
 DIVERGED = 1.25  # Dynamo graph run eagerly vs the user's program: this far apart
 BUSY = 0.25  # other processes' CPU use while timing, as a share of the cores: uncertain
+FAULT_US = 0.25  # a minor page fault's rough cost (us); machines differ several-fold
+FAULTY = 0.10  # page faults' rough cost above this share of a figure: approximate
 
 _MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul",
                "aten::linear", "aten::convolution", "aten::cudnn_convolution",
@@ -63,6 +65,35 @@ class Explained:
             return ""
         return (f"other processes kept {other:.1f} of {cores} cores busy while the calls "
                 "were timed")
+
+    @property
+    def faulting(self) -> dict[tuple[str, str], float]:
+        """(part, side) -> page faults per call, for the CPU figures whose calls paid
+        the OS for fresh memory a large share of their time (``FAULTY``)."""
+        e, out = self.entry, {}
+        for part in ("forward", "backward"):
+            for side in ("eager", "compiled"):
+                s = getattr(e, f"{side}_{part}")
+                wall = sorted(s.wall) if s is not None else ()
+                if s is None or not s.faults or not wall:
+                    continue
+                if s.faults * FAULT_US / 1e3 >= FAULTY * wall[len(wall) // 2]:
+                    out[part, side] = s.faults
+        return out
+
+    @property
+    def memory(self) -> str:
+        """Why some CPU figures are approximate: their calls touched fresh memory
+        ("" when none did much)."""
+        hits = self.faulting
+        if not hits:
+            return ""
+        which = ", ".join(f"{side} {part} {n:,.0f}" for (part, side), n in hits.items())
+        return (f"page faults per call: {which}. Each call touched fresh memory, which the "
+                "OS maps page by page at a cost that depends on the allocator's state and, "
+                "on a shared machine, changes several-fold within minutes: a loop that "
+                "reuses its memory can run several times faster or slower than measured "
+                "here")
 
     def headline(self) -> str:
         """``train_step: compiled 6.42 ms vs eager 2.98 ms device per call: 2.15x
@@ -372,6 +403,8 @@ def entry_lines(trace: Trace) -> list[str]:
                 lines.append(f"    fix: {f.fix}")
         if ex.busy:
             lines.append(f"  uncertain: {ex.busy}; wall times are not this program's cost")
+        if ex.memory:
+            lines.append(f"  approximate: {ex.memory}")
         if e.note:
             lines.append(f"  note: {e.note}")
         if e.restored:

@@ -307,6 +307,8 @@ def _report_lines(ex: Explained) -> list[str]:
                          "split over its nodes' modules by node count)")
     if ex.busy:
         lines.append(f"uncertain: {ex.busy}; wall times are not this program's cost")
+    if ex.memory:
+        lines.append(f"approximate: {ex.memory}")
     if ex.entry.note:
         lines.append(f"note: {ex.entry.note}")
     if ex.entry.method:
