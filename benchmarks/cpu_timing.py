@@ -227,7 +227,21 @@ def band_lines(ok: list[dict]) -> list[str]:
     lines += [f"  NOT marked, outside the band: {r['script']} run {r['run']} {s}: "
               f"{getattr(r['v'], s).median:.3f} ms vs timeit {r['timeit0'][s + '_ms']:.3f} "
               f"before, {r['timeit'][s + '_ms']:.3f} after" for r, s in unmarked]
+    both = [r for r in ok if "timeit0" in r]
+    opposite = 0
+    for r in both:
+        signs = {_timeit_sign(r[k]) for k in ("timeit0", "timeit")}
+        if len(signs) == 1 and (want := signs.pop()) and sign(verdict(r)) == -want:
+            opposite += 1
+            lines.append(f"  DISAGREES with both timeits: {r['script']} run {r['run']}")
+    lines.append(f"sign vs timeit before and after (both beyond {CLEAR}x the same way): "
+                 f"{opposite} opposite")
     return lines
+
+
+def _timeit_sign(t: dict) -> int:
+    x = t["eager_ms"] / t["compiled_ms"]
+    return 1 if x > CLEAR else -1 if x < 1 / CLEAR else 0
 
 
 def sign(verdict: str) -> int:
