@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from fusionviz.cli.terminal import emit
 from fusionviz.model.experiment.ranks import finish_ranks
 from fusionviz.model.report.summary import summary_text
 from fusionviz.model.run.protocol import describe_progress
@@ -75,7 +76,7 @@ def capture_command(opts: argparse.Namespace) -> int:
         config=parse_config(opts.config), device=opts.device, script_args=args,
         timing=not opts.no_timing, what_if=tuple(opts.what_if),
     )
-    print(summary_text(trace))
+    emit(summary_text(trace))
     problem = write_failure(trace.script)
     if problem:  # the script's status stands; the trace file is its last good state
         print(f"fusionviz capture: {problem} ({opts.out})", file=sys.stderr)
@@ -105,7 +106,7 @@ def _ranks_command(opts: argparse.Namespace) -> int:
     experiment = finish_ranks(opts.script, folder, traces,
                               [p.name for p in rank_paths(folder, opts.nproc_per_node)])
     for rank, trace in enumerate(traces):
-        print(f"rank {rank}: " + summary_text(trace).splitlines()[1])  # its status line
-    print(experiment.report)
+        emit(f"rank {rank}: " + summary_text(trace).splitlines()[1])  # its status line
+    emit(experiment.report)
     print(f"traces and their comparison written to {folder}/ (open it: fusionviz {folder})")
     return 0 if all(t.script.status == "ok" for t in traces) else 1

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from fusionviz.cli.capture import Progress
+from fusionviz.cli.terminal import emit
 from fusionviz.model.experiment import runs as experiments
 from fusionviz.model.run.protocol import encode_progress, progress_writer
 from fusionviz.model.run.settings import parse_config
@@ -82,7 +83,7 @@ def experiment_command(opts: argparse.Namespace) -> int:
         print(f"fusionviz: {e}", file=sys.stderr)
         return 2
     if not opts.json_progress:
-        print(result.report)
+        emit(result.report)
     print(f"traces and report written to {opts.out}/", file=sys.stderr)
     failed = [v.label for v in result.variants if v.trace.script.status != "ok"]
     if failed:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 from pathlib import Path
 
+from fusionviz.cli.terminal import emit
 from fusionviz.model.errors import TraceError
 from fusionviz.model.experiment import ranks
 from fusionviz.model.experiment.runs import read_experiment
@@ -121,14 +120,10 @@ def _json(doc: dict) -> str:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"fusionviz: {message}", file=sys.stderr)
+    emit(f"fusionviz: {message}", err=True)
     return code
 
 
 def _emit(text: str) -> int:
-    """Print ``text``; a reader that stops early (``| head``) is not an error."""
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+    emit(text)
     return 0

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from fusionviz.cli.terminal import emit
 from fusionviz.model.errors import TraceError
 from fusionviz.model.experiment import compare, ranks
 from fusionviz.model.experiment.runs import read_experiment
@@ -22,9 +22,9 @@ def summary_command(opts: argparse.Namespace) -> int:
     if Path(opts.trace).is_dir():
         return _folder_summary(Path(opts.trace), opts.rounds)
     try:
-        print(summary_text(load_trace(opts.trace), rounds=opts.rounds))
+        emit(summary_text(load_trace(opts.trace), rounds=opts.rounds))
     except (TraceError, OSError) as e:
-        print(f"fusionviz: {e}", file=sys.stderr)
+        emit(f"fusionviz: {e}", err=True)
         return 2
     return 0
 
@@ -35,12 +35,12 @@ def _folder_summary(folder: Path, rounds: bool) -> int:
     try:
         experiment = read_experiment(folder)
     except ValueError as e:
-        print(f"fusionviz: {e}", file=sys.stderr)
+        emit(f"fusionviz: {e}", err=True)
         return 2
     for v in experiment.variants:
-        print(f"# {v.label} ({v.file})\n{summary_text(v.trace, rounds=rounds)}")
+        emit(f"# {v.label} ({v.file})\n{summary_text(v.trace, rounds=rounds)}")
     traces = [v.trace for v in experiment.variants]
-    print(ranks.report_markdown(experiment.script, traces) if experiment.kind == ranks.KIND
+    emit(ranks.report_markdown(experiment.script, traces) if experiment.kind == ranks.KIND
           else experiment.report + _entries_missing(experiment))
     return 0
 
