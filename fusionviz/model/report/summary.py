@@ -22,7 +22,7 @@ from fusionviz.model.report.graph_reasons import (
 from fusionviz.model.report.reorder_table import reorder_summary
 from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.trace import Graph, Round, Timing, Trace
-from fusionviz.model.validate import graph_problems
+from fusionviz.model.validate import graph_problems, round_problems, trace_problems
 
 
 def header_lines(trace: Trace) -> list[str]:
@@ -42,6 +42,7 @@ def header_lines(trace: Trace) -> list[str]:
     lines += [f"warning  {untested}"] if untested else []
     lines += [f"warning  {w}" for w in trace.warnings]
     lines += [f"problem  {p.where}: {p.message}" for p in trace.problems]
+    lines += [f"problem  trace: {p}" for p in trace_problems(trace)]
     return lines
 
 
@@ -67,7 +68,7 @@ def graph_lines(g: Graph) -> list[str]:
         about = f"  ({about})" if about else ""
         lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{about}{regs}")
     lines += [f"  warning: {w}" for w in g.warnings]
-    lines += [f"  problem: {p}" for p in graph_problems(g)]
+    lines += [f"  problem: {p}" for p in graph_problems(g) + round_problems(g)]
     return lines
 
 
