@@ -209,7 +209,9 @@ _OUTCOME_TEXT = {
 
 
 def _rounds_text(rounds: list[int]) -> str:
-    if rounds == list(range(rounds[0], rounds[-1] + 1)):
+    """``rounds`` (sorted, no repeats) as a span when they are consecutive. Counted, not
+    listed: a trace's round indices may be anything (1 and 10**9, or 10**30)."""
+    if rounds[-1] - rounds[0] == len(rounds) - 1:
         return f"rounds {rounds[0]}-{rounds[-1]}"
     return "rounds " + ", ".join(map(str, rounds))
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from fusionviz.model.comms.collective_times import CollectiveTime, collective_times
 from fusionviz.model.experiment import compare as cmp
-from fusionviz.model.experiment.runs import Experiment, Variant
+from fusionviz.model.experiment.runs import Experiment, Variant, read_meta
 from fusionviz.model.report.formatting import collective_text, number
 from fusionviz.model.report.tables import csv_text, markdown_text
 from fusionviz.model.trace import Graph, Trace
@@ -228,10 +228,8 @@ def rank_siblings(path: str | Path) -> list[tuple[str, Path]]:
     folder of a multi-rank capture ([] otherwise): what the explorer's rank selector
     lists. Reads only the folder's experiment.json."""
     folder = Path(path).parent
-    try:
-        meta = json.loads((folder / "experiment.json").read_text())
-        if meta.get("kind") != KIND:
-            return []
-        return [(str(v["label"]), folder / str(v["trace"])) for v in meta["variants"]]
-    except (OSError, ValueError, KeyError, TypeError):
+    try:  # read within bounds, its traces kept in the folder (read_meta)
+        meta = read_meta(folder)
+    except ValueError:  # TraceError: not a readable experiment.json, so no siblings
         return []
+    return list(meta.variants) if meta.kind == KIND else []

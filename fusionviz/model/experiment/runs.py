@@ -20,6 +20,7 @@ from fusionviz.model.report.formatting import number
 from fusionviz.model.report.tables import csv_text, markdown_text
 from fusionviz.model.run.runner import run_capture
 from fusionviz.model.trace import Candidate, Trace
+from fusionviz.model.tracefile import bounded
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.model.whatif import Pair, WhatIf, matches
 
@@ -278,18 +279,60 @@ def experiment_argv(script: str, out_dir: str, kind: str, *, pairs=(), config: d
     return [*argv, "--", *map(str, script_args)]
 
 
+META = "experiment.json"
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What an experiment folder's ``experiment.json`` says, checked: its kind and
+    script, each variant's label and trace file (inside the folder), its report."""
+
+    path: Path  # the experiment.json read
+    kind: str
+    script: str
+    variants: tuple[tuple[str, Path], ...]  # (label, trace path)
+    report: Path | None
+
+
+def read_meta(folder: str | Path) -> Meta:
+    """The ``experiment.json`` of ``folder``, read as a trace file is (a regular file, a
+    few megabytes at most, not nested deeply: ``tracefile.bounded``); TraceError naming
+    it when it is not one, has fields of the wrong type, or names a file outside the
+    folder (``../../etc/passwd``, an absolute path, a symlink leading out)."""
+    folder = Path(folder)
+    path = folder / META
+    meta = bounded.read_json(path)
+    if not isinstance(meta, dict):
+        raise TraceError(f"{path}: not an experiment description (expected an object)")
+    kind, script, report = meta.get("kind"), meta.get("script", ""), meta.get("report")
+    variants = meta.get("variants")
+    if not isinstance(kind, str) or not isinstance(script, str):
+        raise TraceError(f"{path}: 'kind' and 'script' must be strings")
+    if not isinstance(variants, list) or not all(
+            isinstance(v, dict) and isinstance(v.get("label"), str) for v in variants):
+        raise TraceError(f"{path}: 'variants' must be a list of objects with a 'label' "
+                         "and a 'trace'")
+    files = tuple((v["label"], bounded.inside(folder, v.get("trace"), path))
+                  for v in variants)
+    if report is not None:
+        report = bounded.inside(folder, report, path)
+    return Meta(path, kind, script, files, report)
+
+
 def read_experiment(folder: str | Path) -> Experiment:
-    """The experiment a ``fusionviz experiment`` run left in ``folder``; ValueError if none."""
+    """The experiment a ``fusionviz experiment`` run left in ``folder``; TraceError
+    (a ValueError) naming the file that is missing, unreadable or out of bounds
+    (every file is read by ``tracefile.bounded``: see ``read_meta``)."""
     folder = Path(folder)
     try:
-        meta = json.loads((folder / "experiment.json").read_text())
-        variants = tuple(Variant(v["label"], v["trace"], load_trace(folder / v["trace"]))
-                         for v in meta["variants"])
-        report_path = folder / meta.get("report", "report.md")
-        report = report_path.read_text() if report_path.is_file() else ""
-        kind, script = meta["kind"], meta.get("script", "")
-    except (OSError, ValueError, KeyError, TypeError, TraceError) as e:
-        raise ValueError(f"{folder} is not a readable experiment folder: {e}") from e
-    if len(variants) < 2:
-        raise ValueError(f"{folder}: an experiment needs two captures, found {len(variants)}")
-    return Experiment(kind, script, variants, report)
+        meta = read_meta(folder)
+    except TraceError as e:
+        raise TraceError(f"{folder} is not a readable experiment folder: {e}") from e
+    if len(meta.variants) < 2:
+        raise TraceError(f"{meta.path}: an experiment needs two captures, found "
+                         f"{len(meta.variants)}")
+    variants = tuple(Variant(label, path.relative_to(folder).as_posix(), load_trace(path))
+                     for label, path in meta.variants)
+    report_path = meta.report or folder / "report.md"
+    report = bounded.read_text(report_path) if report_path.is_file() else ""
+    return Experiment(meta.kind, meta.script, variants, report)

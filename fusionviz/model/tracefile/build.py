@@ -81,7 +81,9 @@ def _make_converter(tp: object, owned: bool, lazy: bool):
         return lambda v: None if v is None else inner(v)
     if origin is tuple:
         return _tuple_converter(args[0], owned, lazy)
-    if tp is dict or tp is float or tp is int or isinstance(tp, type):
+    if tp is dict:
+        return _free_form
+    if tp is float or tp is int or isinstance(tp, type):
         return _scalar_converter(tp)
     raise _Unusual  # a type _build rejects as well
 
@@ -139,6 +141,41 @@ def _groups(v):
         raise _Unusual from None
     groups = tuple(map(tuple, v))
     return tuple(map(_SHARED.setdefault, groups, groups))
+
+
+# A field typed ``dict`` (a score, a launch config, the environment, the Inductor
+# config) holds JSON of any shape; deeper than this (inside the field) it is refused at
+# load, so nothing that walks the trace later (saving it, comparing, showing it)
+# recurses past Python's limit: a 1,000-deep list in ``config`` loaded, then saving
+# the trace raised RecursionError (#19).
+MAX_FREE_DEPTH = 64
+_FLAT = frozenset({str, int, float, bool, type(None)})
+
+
+def _free_form(v):
+    """A ``dict`` field's JSON, as it is: a dict, nested at most ``MAX_FREE_DEPTH``."""
+    if type(v) is not dict:
+        raise _Unusual
+    if not _FLAT.issuperset(map(type, v.values())) and _depth(v) > MAX_FREE_DEPTH:
+        raise _Unusual
+    return v
+
+
+def _depth(value: object) -> int:
+    """How deeply JSON ``value`` nests lists and objects (a scalar: 0; ``[]``: 1),
+    counted without recursing, and only until it passes ``MAX_FREE_DEPTH``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if type(v) is dict:
+            v = v.values()
+        elif type(v) is not list:
+            continue
+        deepest = max(deepest, depth)
+        if depth > MAX_FREE_DEPTH:
+            break
+        stack.extend((x, depth + 1) for x in v if type(x) is dict or type(x) is list)
+    return deepest
 
 
 def _scalar_converter(tp: type):
@@ -274,7 +311,7 @@ def _scalar_of(tp: object) -> tuple[type | None, bool]:
         if len(args) != 1:
             return None, False
         tp = args[0]
-    if tp in (str, int, float, bool, dict):
+    if tp in (str, int, float, bool):  # not dict: its depth is checked (_free_form)
         return tp, optional
     return None, False
 
@@ -343,6 +380,9 @@ def _build(tp: object, value: object, where: str, strict: bool, report: LoadRepo
     if tp is dict:
         if not isinstance(value, dict):
             raise TraceError(f"{where}: expected an object, got {type(value).__name__}")
+        if _depth(value) > MAX_FREE_DEPTH:
+            raise TraceError(f"{where}: nested too deeply (more than {MAX_FREE_DEPTH} "
+                             "levels of lists and objects)")
         return value
     return _build_scalar(tp, value, where)
 

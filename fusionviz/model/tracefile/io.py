@@ -52,8 +52,10 @@ def read_script(path: str | os.PathLike) -> Script:
             raise TraceError("no core line")
         core = {k: v for k, v in core.items() if k not in ("parts", "graphs")}
         return trace_from_dict(core).script
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, ArithmeticError) as e:
         raise TraceError(f"{path}: no readable core line: {e}") from e
+    except RecursionError as e:
+        raise TraceError(f"{path}: no readable core line: nested too deeply") from e
 
 
 def replace_script(path: str | os.PathLike, script: Script) -> None:

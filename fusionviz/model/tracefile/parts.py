@@ -46,20 +46,30 @@ def split(raw: bytes, parse: Callable[[bytes], object],
             core = None  # e.g. indented JSON: its first line is not a document
         if isinstance(core, dict) and "parts" in core:
             return core, PartStore(raw[end + 1:].split(b"\n"), core.pop("parts"), parse,
-                                   partial)
+                                   partial, described_by=end)
     doc = parse(raw)
     if isinstance(doc, dict) and "parts" in doc:  # a core line cut before its newline:
-        return doc, PartStore([], doc.pop("parts"), parse, partial)  # its parts are missing
+        return doc, PartStore([], doc.pop("parts"), parse, partial,  # its parts are missing
+                              described_by=len(raw))
     return doc, None
 
 
 class PartStore:
     """The part lines of one file, each parsed on first use."""
 
-    def __init__(self, lines: list[bytes], layout: object, parse, partial: bool = False) -> None:
+    def __init__(self, lines: list[bytes], layout: object, parse, partial: bool = False,
+                 *, described_by: int | None = None) -> None:
+        """``described_by``: the bytes of the core line, which names every part (each
+        node and round in it takes a few bytes), so a file cannot have more part lines."""
         if lines and not lines[-1]:
             lines.pop()  # the final newline
         expected = layout.get("lines") if isinstance(layout, dict) else None
+        if isinstance(expected, int) and described_by is not None and expected > described_by:
+            # Before the missing lines of a cut file are counted out: a core line
+            # claiming 10**12 lines would ask for terabytes.
+            raise TraceError(f"the file's core line claims {expected:,} part lines, more "
+                             f"than its {described_by:,} bytes can describe (the file "
+                             f"has {len(lines):,})")
         if not isinstance(layout, dict) or not isinstance(layout.get("chunk"), int) \
                 or not isinstance(expected, int) or layout["chunk"] < 1 \
                 or len(lines) > expected or (len(lines) < expected and not partial):
