@@ -13,7 +13,7 @@ from urllib.parse import quote, unquote
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from fusionviz.model.comms.collective_times import CollectiveTime, collective_times
 from fusionviz.model.errors import TraceError
@@ -27,6 +27,7 @@ from fusionviz.model.report.formatting import (
     collective_time_text,
 )
 from fusionviz.model.trace import Access, Graph, Node, Origin
+from fusionviz.ui.plain import SafeBrowser
 from fusionviz.ui.view_state import ViewState
 
 MAX_NODES = 25  # more selected nodes than this are listed by name only
@@ -110,8 +111,7 @@ class DetailsPane(QWidget):
         self._producers: dict[str, list[str]] = {}
         self._consumers: dict[str, list[str]] = {}
         self._comm_times: dict[str, CollectiveTime] = {}  # collective or wait → its time
-        self.browser = QTextBrowser(self)
-        self.browser.setOpenLinks(False)
+        self.browser = SafeBrowser(self)  # its links are handled in _on_anchor_clicked
         self.browser.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.browser.customContextMenuRequested.connect(self._context_menu)
         self.browser.anchorClicked.connect(self._on_anchor_clicked)

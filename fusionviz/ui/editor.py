@@ -4,6 +4,11 @@ The command comes from ``FUSIONVIZ_EDITOR`` or the setting File ▸ Editor Comma
 (``code -g {file}:{line}``, ``emacsclient -n +{line} {file}``, ``subl {file}:{line}``);
 ``{file}`` and ``{line}`` are filled in, and a command naming neither gets the file
 as its last argument. With no command, the desktop's handler for the file opens it.
+
+The file name comes from the trace, a file from anyone: only a regular text source file
+that exists here is opened (never a URL, a folder, a device, a binary or a ``.desktop``
+launcher), and one outside the captured script's folder only once the user confirms
+(``confirm(path)``), its real path named (symbolic links followed).
 """
 
 from __future__ import annotations
@@ -50,13 +55,47 @@ def editor_argv(command: str, file: str, line: int) -> list[str]:
 _PLACEHOLDER = re.compile(r"\{file\}|\{line\}")
 
 
-def open_source(file: str, line: int, script: str = "",
-                settings: QSettings | None = None) -> str:
-    """Open ``file`` at ``line``; "" on success, else what went wrong and what to do."""
-    path = resolve(file, script)
+SOURCE_SUFFIXES = frozenset((".py", ".pyi", ".pyx", ".pxd", ".c", ".cc", ".cpp", ".cxx",
+                             ".h", ".hh", ".hpp", ".cu", ".cuh", ".txt"))
+
+
+def refusal(file: str, path: Path | None) -> str:
+    """Why ``file`` (found at ``path``) is not opened as a source file ("" if it may be)."""
+    if "://" in file or file.lower().startswith(("file:", "http:", "https:")):
+        return f"{file} is a URL, not a source file: fusionviz opens only files."
     if path is None:
         return (f"{file} is not on this machine (the trace was captured elsewhere, or "
                 "the file moved).")
+    real = path.resolve()
+    if not real.is_file() or real.suffix.lower() not in SOURCE_SUFFIXES:
+        return (f"{real} is not a source file (fusionviz opens {', '.join(sorted(SOURCE_SUFFIXES))} "
+                "files only).")
+    try:
+        with open(real, "rb") as f:
+            if b"\0" in f.read(8192):
+                return f"{real} is not a text file."
+    except OSError as e:
+        return f"{real} cannot be read: {e.strerror or e}."
+    return ""
+
+
+def inside(path: Path, script: str) -> bool:
+    """Whether ``path`` (its real path) lies under the captured script's folder."""
+    return bool(script) and path.resolve().is_relative_to(Path(script).resolve().parent)
+
+
+def open_source(file: str, line: int, script: str = "",
+                settings: QSettings | None = None, confirm=None) -> str:
+    """Open ``file`` at ``line``; "" on success, else what went wrong and what to do.
+    A file outside the script's folder opens only if ``confirm(real path)`` says so."""
+    path = resolve(file, script) if "://" not in file else None
+    problem = refusal(file, path)
+    if problem:
+        return problem
+    path = path.resolve()
+    if not inside(path, script) and not (confirm is not None and confirm(str(path))):
+        return (f"Not opened: {path} lies outside the captured script's folder "
+                f"({Path(script).parent if script else 'no script recorded'}).")
     command = editor_command(settings)
     if not command:
         if sys.platform == "win32":  # the default "open" of a .py there runs it

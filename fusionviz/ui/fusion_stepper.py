@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QWidget
 
+from fusionviz.ui.plain import plain
 from fusionviz.ui.view_state import ViewState
 
 
@@ -29,7 +30,7 @@ class FusionStepper(QWidget):
         self.slider.valueChanged.connect(self.state.set_step)
         self.next = self._button(icon.SP_MediaSeekForward, "Next step (→)", self.go_next)
         self.last = self._button(icon.SP_MediaSkipForward, "Last step: the final kernels, or the last pass that reordered them (End)", self.go_last)
-        self.label = QLabel()
+        self.label = plain(QLabel())  # a pass's name is the trace's
         self.label.setFixedWidth(260)  # a width that follows the text re-lays out the row
         row = QHBoxLayout(self)
         row.setContentsMargins(4, 2, 4, 2)

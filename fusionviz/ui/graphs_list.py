@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTree
 from fusionviz.model.queries import graph_headline, load_warning, time_kind
 from fusionviz.model.report.formatting import ms_spread, number
 from fusionviz.model.report.graph_reasons import compile_id_tip, why_short, why_text
+from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
 
 # "why" second: the narrow dock shows it without scrolling (it is what tells graphs apart)
@@ -122,15 +123,16 @@ class GraphsList(QTreeWidget):
         for i, graph in enumerate(trace.graphs if trace is not None else ()):
             item = QTreeWidgetItem(summary_cells(graph))
             item.setData(0, Qt.ItemDataRole.UserRole, i)
-            item.setToolTip(0, graph_tip(graph))
-            item.setToolTip(WHY, why_tip(graph))
+            # device, backend, Dynamo's reasons and the user's source line: trace text
+            item.setToolTip(0, tip(graph_tip(graph)))
+            item.setToolTip(WHY, tip(why_tip(graph)))
             launches = graph_headline(graph)["launches"]
             item.setToolTip(COLUMNS.index("kernels"), f"{len(graph.kernels)} kernels launched {launches} times per "
                                "call (wrapper-only nodes such as MultiOutput are not kernels)")
             for col, text in ((COLUMNS.index("compiled ms"), timing_tip(graph.timing)),
                               (COLUMNS.index("eager ms"), timing_tip(graph.timing, "eager")),
                               (COLUMNS.index("speedup"), speedup_tip(graph.timing))):
-                item.setToolTip(col, text)
+                item.setToolTip(col, tip(text))  # timing notes come from the trace
             for col in range(WHY + 1, len(COLUMNS)):
                 item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.addTopLevelItem(item)

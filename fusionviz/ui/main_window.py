@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QTabBar,
     QTabWidget,
-    QTextBrowser,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -43,7 +42,7 @@ from fusionviz.model.report.script_status import script_failure
 from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.model.tracefile.save_as import save_trace_as
-from fusionviz.model.validate import graph_problems
+from fusionviz.model.validate import graph_problems, round_problems
 from fusionviz.model.whatif import WHAT_IFS
 from fusionviz.ui import editor, export
 from fusionviz.ui.charts.pane import ChartsPane
@@ -59,6 +58,7 @@ from fusionviz.ui.kernel.table import KernelTable
 from fusionviz.ui.ledger.pane import LedgerPane
 from fusionviz.ui.ledger.why_not import WhyNotDialog
 from fusionviz.ui.menus import build_menus
+from fusionviz.ui.plain import SafeBrowser, menu_text, plain
 from fusionviz.ui.run.controller import CAPTURE, RANKS, RunController, RunProgress
 from fusionviz.ui.run.experiments import ExperimentActions, WindowHooks
 from fusionviz.ui.theme import apply_theme, is_dark
@@ -126,7 +126,7 @@ class MainWindow(QMainWindow):
 
     def show_view(self, widget: QWidget, title: str) -> None:
         """Show ``widget`` (a comparison) in a tab of its own and bring it to the front."""
-        self.views.setCurrentIndex(self.views.addTab(widget, title))
+        self.views.setCurrentIndex(self.views.addTab(widget, menu_text(title)))
 
     def _on_view_changed(self, index: int) -> None:
         """The explorer's docks belong to its tab: a comparison gets the whole window."""
@@ -159,7 +159,7 @@ class MainWindow(QMainWindow):
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
         self.graphs_list = GraphsList(self.state)
         self.ledger = LedgerPane(self.state)
-        self.notices = QTextBrowser()
+        self.notices = SafeBrowser()  # escaped lines; nothing loaded or followed
         self.output = QPlainTextEdit()
         self.output.setReadOnly(True)
         self.output.setMaximumBlockCount(5000)
@@ -194,8 +194,8 @@ class MainWindow(QMainWindow):
         self.warmer = IdleWork(self)
         self._opening = False
         self._full_trace = None  # the trace as loaded, while kernels only are shown
-        self._checked: tuple = (None, [])  # (graph, its graph_problems)
-        self.env_label = QLabel()
+        self._checked: tuple = (None, [], False)  # (graph, its problems, rounds checked)
+        self.env_label = plain(QLabel())  # torch, triton, device: as the trace says
         # One rank's trace of a multi-rank capture: switch the explorer to another rank.
         self.rank_selector = QComboBox()
         self.rank_selector.setToolTip("This trace is one rank of a multi-process capture: "
@@ -383,6 +383,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message.splitlines()[0], 10000)
         box = QMessageBox(QMessageBox.Icon.Warning, "fusionviz", message.split("\n\n")[0],
                           QMessageBox.StandardButton.Ok, self)
+        plain(box)  # the message quotes paths and names from the trace: never markup
         if "\n\n" in message:
             box.setDetailedText(message.split("\n\n", 1)[1])
         box.setModal(False)
@@ -445,7 +446,10 @@ class MainWindow(QMainWindow):
             lines += [f"graph {graph.index}, before lowering: {comm_pass_text(cp)}"
                       for cp in graph.comm_passes]
             if self._checked[0] is not graph:  # once per graph shown
-                self._checked = (graph, graph_problems(graph))
+                self._checked = (graph, graph_problems(graph), False)
+            if not self._checked[2] and not lazy.is_pending(graph, "rounds"):
+                # the rounds are read lazily: checked once they are (the stepper reads them)
+                self._checked = (graph, self._checked[1] + round_problems(graph), True)
             lines += [f"graph {graph.index} does not hold together: {p}"
                       for p in self._checked[1]]
             timing = graph.timing
@@ -580,10 +584,20 @@ class MainWindow(QMainWindow):
         """Open a source line of the script in the user's editor (File ▸ Editor Command…)."""
         trace = self.state.trace
         problem = editor.open_source(file, line, trace.script.path if trace else "",
-                                     self.settings)
+                                     self.settings, confirm=self.confirm_outside)
         if problem:
             self.show_error(problem)
         return not problem
+
+    def confirm_outside(self, path: str) -> bool:
+        """Whether to open a source file the trace names outside its script's folder."""
+        box = QMessageBox(QMessageBox.Icon.Question, "fusionviz",
+                          f"Open a file outside the captured script's folder?\n\n{path}",
+                          QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel,
+                          self)
+        plain(box)  # the path comes from the trace
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        return box.exec() == QMessageBox.StandardButton.Open
 
     def editor_dialog(self) -> None:
         command, ok = QInputDialog.getText(

@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from fusionviz.ui import storage
 from fusionviz.ui.graph.eager_tint import SHORTCUT as TINT_SHORTCUT
+from fusionviz.ui.plain import menu_text, tip
 
 SEPARATOR = None
 
@@ -144,8 +145,8 @@ def _paths_menu(window, file_menu, title: str, paths, at: int) -> None:
         menu.clear()
         listed = paths()
         for path in listed:
-            action = menu.addAction(os.path.basename(path))
-            action.setToolTip(path)
+            action = menu.addAction(menu_text(os.path.basename(path)))
+            action.setToolTip(tip(path))  # a downloaded file may be named with tags
             action.triggered.connect(lambda _checked=False, p=path: window.open_path(p))
         menu.setEnabled(bool(listed))
 

@@ -187,3 +187,24 @@ def test_a_bad_file_is_refused_or_opened_with_a_notice_and_never_raises(window, 
             assert window.state.path == str(path)
             assert any(str(path) in r for r in window.errors) or window.notice_lines()
     assert not uncaught, [f"{e[0].__name__}: {e[1]}" for e in uncaught]
+
+
+def test_a_round_that_does_not_hold_together_is_a_notice_once_its_rounds_are_read(
+        window, qtbot, tmp_path):
+    """The rounds are read lazily: their problems join the Notices when they are."""
+    from fusionviz.model.tracefile.io import load_trace
+
+    real = load_trace(str(Path(__file__).parents[1] / "data" / "gpu_mlp_block_bench.json.gz"))
+    g = real.graphs[0]
+    r = g.rounds[0]
+    c, *rest = r.candidates
+    r = dataclasses.replace(r, candidates=(dataclasses.replace(c, outcome="exploded"), *rest))
+    broken = dataclasses.replace(real, graphs=(dataclasses.replace(g, rounds=(r, *g.rounds[1:])),
+                                               *real.graphs[1:]))
+    path = tmp_path / "broken_round.json.gz"
+    save_trace(broken, str(path))
+    assert window.open_trace(str(path)), window.errors
+    assert window.state.graph.rounds  # the stepper and ledger read them
+    notices = window.notice_lines()
+    assert any("does not hold together: candidates of an unknown outcome: round 1"
+               in line for line in notices), notices

@@ -107,7 +107,10 @@ def test_a_source_line_opens_in_the_configured_editor(window, stub_editor, qtbot
         qtbot.waitUntil(log.exists, timeout=10000)
         assert json.loads(log.read_text()) == ["--goto", f"{found}:{origin.line}"]
         log.unlink()
+    asked = []
+    window.confirm_outside = lambda path: asked.append(path) or True  # outside its folder
     assert window.open_source(str(script), 7)
+    assert asked == [str(script.resolve())]
     qtbot.waitUntil(log.exists, timeout=10000)
     assert json.loads(log.read_text()) == ["--goto", f"{script}:7"]
     log.unlink()
@@ -118,3 +121,39 @@ def test_a_source_line_opens_in_the_configured_editor(window, stub_editor, qtbot
     assert not window.open_source(str(tmp_path / "gone.py"), 1)
     assert "not on this machine" in window.errors[-1]
     assert origin.line > 0 and href.startswith(f"source:{origin.line}%3A")
+
+
+def test_a_source_link_from_a_trace_opens_only_source_files_where_allowed(
+        window, stub_editor, tmp_path, qtbot):
+    """The file name comes from the trace: a URL, a folder, a device, a launcher, a
+    binary are never opened; a file outside the script's folder only if the user says
+    so in a dialog naming its real path (a symbolic link is followed to it)."""
+    from fusionviz.ui import editor
+
+    log, command = stub_editor
+    editor.set_editor_command(command, window.settings)
+    project = tmp_path / "project"
+    project.mkdir()
+    script = project / "train.py"
+    script.write_text("x = 1\n")
+    (project / "evil.desktop").write_text("[Desktop Entry]\nExec=rm -rf ~\n")
+    (project / "blob.py").write_bytes(b"\x7fELF\0\0\0")
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("y = 2\n")
+    (project / "link.py").symlink_to(outside)
+    for file in ("file:///etc/passwd", "https://example.com/x.py", str(project),
+                 "/dev/zero", str(project / "evil.desktop"), str(project / "blob.py")):
+        assert editor.refusal(file, editor.resolve(file, str(script))), file
+        assert editor.open_source(file, 1, str(script), window.settings,
+                                  confirm=lambda p: True), file
+    assert not log.exists()
+    asked: list[str] = []
+    for file in (str(outside), str(project / "link.py")):
+        problem = editor.open_source(file, 1, str(script), window.settings,
+                                     confirm=lambda p: asked.append(p) or False)
+        assert problem.startswith("Not opened: ") and str(outside) in problem
+    assert asked == [str(outside), str(outside)] and not log.exists()
+    assert editor.open_source("train.py", 1, str(script), window.settings,
+                              confirm=lambda p: asked.append(p) or False) == ""
+    qtbot.waitUntil(log.exists, timeout=10000)
+    assert json.loads(log.read_text()) == [str(script)] and len(asked) == 2

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QGraphicsItem, QLabel, QStackedWidget, QWidget
 import pyqtgraph as pg
 
 from fusionviz.model.trace import Graph
+from fusionviz.ui.plain import plain, tip
 from fusionviz.ui.view_state import ViewState
 
 
@@ -44,7 +45,7 @@ class ClickableBars(pg.BarGraphItem):
 
     def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph override)
         i = None if ev.isExit() else self.bar_at(ev.pos())
-        self.setToolTip(self._tips[i] if i is not None else "")
+        self.setToolTip(tip(self._tips[i]) if i is not None else "")  # names: as text
 
 
 def on_screen(widget: QWidget) -> bool:
@@ -76,7 +77,9 @@ class ChartPage(QStackedWidget):
         self._graph: Graph | None = None
         self._stale = False  # set_graph was called since the last draw
         self.plot_widget = pg.GraphicsLayoutWidget(self)
-        self._message = QLabel(self, alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
+        # plain: a message may quote the trace (a timing note)
+        self._message = plain(QLabel(self, alignment=Qt.AlignmentFlag.AlignCenter,
+                                     wordWrap=True))
         self._message.setStyleSheet("color: gray; padding: 12px;")
         self.addWidget(self.plot_widget)
         self.addWidget(self._message)

@@ -30,6 +30,7 @@ from fusionviz.model.report.chart_data import (
 from fusionviz.model.trace import Graph
 from fusionviz.ui.charts.page import ChartPage, ClickableBars, OnScreenWatcher, on_screen
 from fusionviz.ui.charts.timeline import TimelineChart
+from fusionviz.ui.plain import tip
 from fusionviz.ui.theme import OUTCOME_COLORS
 from fusionviz.ui.view_state import ViewState
 
@@ -300,8 +301,10 @@ class BenchmarkChart(ChartPage):
         speedup = f"{p['speedup']:.3g}×" if p.get("speedup") is not None else "not timed"
         times = " · ".join(f"{k[3:]} {p[k]:.4g} ms" for k in ("ms_a", "ms_b", "ms_fused")
                            if p.get(k) is not None)
-        return (f"round {p.get('round')}: {_group(p.get('a'))} + {_group(p.get('b'))}\n"
+        # pyqtgraph joins the tips of overlapping points: each is rich text of its own
+        text = (f"round {p.get('round')}: {_group(p.get('a'))} + {_group(p.get('b'))}\n"
                 f"speedup {speedup} → {verdict}" + (f"\n{times}" if times else ""))
+        return tip(text, rich=True)
 
     def _on_clicked(self, _item, points, _ev) -> None:
         if len(points):

@@ -25,6 +25,7 @@ from fusionviz.model.experiment.compare_entries import entry_table
 from fusionviz.model.names import Names
 from fusionviz.model.report.formatting import cell
 from fusionviz.model.trace import Graph, Trace
+from fusionviz.ui.plain import tip
 
 FASTER, SLOWER = QColor("#2e9e4f"), QColor("#d9534f")
 NOISY = QColor("#e08a1e")  # a figure whose samples disagree (eager_figures' rule)
@@ -129,7 +130,7 @@ def mark_noisy(table: QTableWidget, c: Comparison) -> int:
             item = table.item(row, col)
             if fig is not None and fig.noisy and item is not None:
                 item.setForeground(NOISY)
-                item.setToolTip(f"noisy: {fig.text()}")
+                item.setToolTip(tip(f"noisy: {fig.text()}"))
                 marked += 1
     return marked
 
@@ -150,11 +151,12 @@ def set_tips(table: QTableWidget, tips: dict[str, str]) -> None:
     """Every cell of a row whose first cell is a key of ``tips`` gets that tooltip."""
     for row in range(table.rowCount()):
         first = table.item(row, 0)
-        tip = tips.get(first.text()) if first is not None else None
-        for col in range(table.columnCount() if tip else 0):
+        text = tips.get(first.text()) if first is not None else None
+        plain_tip = tip(text) if text else ""
+        for col in range(table.columnCount() if plain_tip else 0):
             item = table.item(row, col)
             if item is not None:
-                item.setToolTip(tip)
+                item.setToolTip(plain_tip)
 
 
 def graph_rows(c: Comparison, a: Trace, b: Trace):
@@ -189,7 +191,7 @@ class _Item(QTableWidgetItem):
         self.value = value
         if isinstance(value, (int, float)):
             self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.setToolTip(self.text())
+        self.setToolTip(tip(self.text()))  # labels, pairs, kernel names: as text
 
     def _key(self):
         v = self.value

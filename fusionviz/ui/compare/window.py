@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QSplitter,
     QTabWidget,
-    QTextBrowser,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -35,6 +34,7 @@ from fusionviz.ui.compare import tables
 from fusionviz.ui.compare.sync import ViewSync
 from fusionviz.ui.fusion_stepper import FusionStepper
 from fusionviz.ui.graph.view import GraphView
+from fusionviz.ui.plain import SafeBrowser, plain
 from fusionviz.ui.view_state import ViewState
 
 EXPORT_FORMATS = "Markdown report (*.md);;CSV table (*.csv)"
@@ -136,10 +136,12 @@ class CompareWindow(QMainWindow):
         self.kernel_table = tables.make_table()
         self.graph_table = tables.make_table()
         self.entry_table = tables.make_table()
-        self.entry_note = QLabel()
+        self.entry_note = plain(QLabel())
         self.entry_note.setWordWrap(True)
-        self.report = QTextBrowser()
-        self.report.setMarkdown(self.experiment.report or "(no report.md in this experiment)")
+        # report.md of a folder someone sent: no image loaded, no link followed, raw
+        # HTML shown as text
+        self.report = SafeBrowser()
+        self.report.set_markdown(self.experiment.report or "(no report.md in this experiment)")
         self.tabs = QTabWidget()
         metrics = QWidget()
         box = QVBoxLayout(metrics)
@@ -270,7 +272,7 @@ class CompareWindow(QMainWindow):
 def summary_html(c: compare.Comparison, rules: list[str]) -> str:
     """The headline: B against A on runtime, kernels and compile time; rules' outcomes."""
     rows = {m: ch for m, _a, _b, ch in c.rows}
-    parts = [f"{label} <b>{rows.get(metric) or '–'}</b>"
+    parts = [f"{label} <b>{escape(str(rows.get(metric) or '–'))}</b>"
              for metric, label in (("Compiled runtime (ms)", "compiled runtime"),
                                    ("Kernels", "kernels"), ("FX compile time (s)", "compile time"),
                                    ("Net node reduction", "node reduction"))]

@@ -31,6 +31,7 @@ from fusionviz.model.report import eager_cudagraphs
 from fusionviz.model.report.eager_explain import Explained, explain_all
 from fusionviz.model.report.eager_map import ModuleMap, ModuleTimes
 from fusionviz.model.report.formatting import clip
+from fusionviz.ui.plain import plain, tip
 from fusionviz.ui.theme import EAGER_TINTS
 from fusionviz.ui.view_state import ViewState
 
@@ -82,8 +83,7 @@ class EagerPane(QWidget):
         self.entry_box.setToolTip("The function or module passed to torch.compile")
         self.side_box = QComboBox()
         self.side_box.addItems(["forward", "backward"])
-        self.headline = QLabel()
-        self.headline.setTextFormat(Qt.TextFormat.PlainText)
+        self.headline = plain(QLabel())
         self.headline.setWordWrap(True)
         self.report = QPlainTextEdit()
         self.report.setReadOnly(True)
@@ -100,7 +100,7 @@ class EagerPane(QWidget):
         self.compiled_table = _table(("compiled kernel", "graph", "ops", "module", "ms share"))
         self.eager_title, self.compiled_title = QLabel(), QLabel()
         for label in (self.eager_title, self.compiled_title):
-            label.setTextFormat(Qt.TextFormat.PlainText)
+            plain(label)
 
         top = QHBoxLayout()
         top.addWidget(QLabel("Compiled:"))
@@ -210,7 +210,7 @@ class EagerPane(QWidget):
                 if col >= 2:
                     item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight)
             item.setData(0, Qt.ItemDataRole.UserRole + 1, m.path)
-            item.setToolTip(0, clip(m.path or "(the root module)"))
+            item.setToolTip(0, tip(clip(m.path or "(the root module)")))
             tint = EAGER_TINTS.get(m.moved())
             if tint is not None:
                 for col in range(len(_COLUMNS)):

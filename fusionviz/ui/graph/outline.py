@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from fusionviz.model.report.eager_map import ModuleMap
 from fusionviz.ui.graph.eager_tint import tint_of
+from fusionviz.ui.plain import tip
 from fusionviz.ui.theme import EAGER_TINTS
 from fusionviz.ui.view_state import ViewState
 
@@ -67,7 +68,7 @@ class ModuleOutline(QTreeWidget):
             item = QTreeWidgetItem([name + (f" ({cls})" if cls else ""),
                                     str(len(tree.members[path])), "", ""])
             item.setData(0, PATH, path)
-            item.setToolTip(0, path)
+            item.setToolTip(0, tip(path))
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight)
             parent.addChild(item) if parent is not None else self.addTopLevelItem(item)
             self.items[path] = item

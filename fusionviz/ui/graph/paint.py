@@ -218,7 +218,7 @@ def node_tooltip(paint: GraphPaint, i: int, kernel_of: dict, group_of) -> str:
     if node is not None:
         lines.append(escape(node.type))
         size = f"numel {node.numel}" + (f" × rnumel {node.rnumel}" if node.rnumel else "")
-        lines.append(size)
+        lines.append(escape(size))  # numel and rnumel are the trace's strings
         if node.ops:
             lines.append("ops: " + escape(", ".join(node.ops)))
         if node.extern_kernel:

@@ -8,6 +8,8 @@ and frames are tinted by compiled against eager time (``eager_tint``).
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmapCache
@@ -24,7 +26,7 @@ from fusionviz.ui.graph.eager_tint import ModuleTint
 from fusionviz.ui.graph.folding import Folding
 from fusionviz.ui.graph.items import OverlayItem, build_tiles
 from fusionviz.ui.graph.minimap import MiniMap
-from fusionviz.ui.graph.paint import GraphPaint, matches, node_tooltip
+from fusionviz.ui.graph.paint import MAX_LABEL, GraphPaint, matches, node_tooltip
 from fusionviz.ui.theme import graph_colors, is_dark
 from fusionviz.ui.view_state import ViewState
 
@@ -454,7 +456,8 @@ class GraphView(ModuleCommands, QGraphicsView):
                     tip = node_tooltip(self.paint_data, i, self.kernel_of, self.group_of_node)
                 except TraceError as e:  # its part of the file is malformed
                     self.state.report_unreadable(str(e))
-                    tip = f"<b>{self.paint_data.names[i]}</b><br>details cannot be read"
+                    name = escape(self.paint_data.names[i][:MAX_LABEL])
+                    tip = f"<b>{name}</b><br>details cannot be read"
                 QToolTip.showText(event.globalPosition().toPoint(), tip, self)
             if self.folding.hubs:
                 self._update_overlay()

@@ -33,6 +33,7 @@ from fusionviz.model.report.eager_map import eager_replaced
 from fusionviz.model.report.formatting import byte_size, clip
 from fusionviz.model.trace import Kernel
 from fusionviz.ui.kernel.code_view import CodeView, FindBar, local_shortcut
+from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
 
 SIDE_BY_SIDE_SHORTCUT = "Ctrl+\\"
@@ -144,7 +145,8 @@ class KernelView(QWidget):
         super().__init__(parent)
         self.swatch = QLabel(self)
         self.swatch.setFixedSize(14, 14)
-        self.title = QLabel(self, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title = QLabel(self, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse,
+                            textFormat=Qt.TextFormat.RichText)  # its parts escaped
         # A long kernel name is cut at the pane's edge (its tooltip holds it whole)
         # instead of widening the pane past a small screen.
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -170,7 +172,7 @@ class KernelView(QWidget):
         self.swatch.setStyleSheet(f"background: {color}; border: 1px solid #555;")
         self.swatch.show()
         self.title.setText(f"<b>{html.escape(clip(kernel.name, _MAX_NAME))}</b>")
-        self.title.setToolTip(clip(kernel.name))
+        self.title.setToolTip(tip(clip(kernel.name)))
         facts = _facts_html(kernel, time_kind, peak_gb_s, about)
         if eager:
             facts += f"<br><span style='color:gray'>eager ran</span>&nbsp;{html.escape(eager)}"
@@ -182,6 +184,7 @@ class KernelView(QWidget):
         self.kernel = None
         self.swatch.hide()
         self.title.setText(html.escape(message))
+        self.title.setToolTip("")
         self.facts.setText("")
         self.code.set_source("", "text")
 

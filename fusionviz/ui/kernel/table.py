@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from fusionviz.model.report.formatting import byte_size, clip
 from fusionviz.model.report.kernel_table import COLUMNS, kernel_rows, matches
+from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
 
 SORT = Qt.ItemDataRole.UserRole  # the raw value: numbers sort as numbers
@@ -56,8 +57,10 @@ class KernelTableModel(QAbstractTableModel):
             return None
         key = COLUMNS[index.column()][0]
         value = self.rows[index.row()][key]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+        if role == Qt.ItemDataRole.DisplayRole:
             return clip(_text(key, value))
+        if role == Qt.ItemDataRole.ToolTipRole:  # a name may hold tags: shown as text
+            return tip(clip(_text(key, value)))
         if role == SORT:  # missing values sort below every number
             return value if value is not None else (-1.0 if key not in ("name", "kind",
                                                                        "module", "nodes") else "")

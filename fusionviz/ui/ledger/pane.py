@@ -30,6 +30,7 @@ from fusionviz.model.report.formatting import cell
 from fusionviz.model.report.ledger_table import filter_rows, ledger_rows
 from fusionviz.model.report.reorder_table import reorder_rows, reorder_summary
 from fusionviz.ui.ledger.static_cells import StaticTextDelegate
+from fusionviz.ui.plain import tip
 from fusionviz.ui.theme import outcome_color
 from fusionviz.ui.view_state import ViewState
 
@@ -114,8 +115,10 @@ class LedgerModel(QAbstractTableModel):
             return None
         column = self.columns[index.column()]
         value = self.rows[index.row()].get(column)
-        if role == _DISPLAY or role == _TOOLTIP:
+        if role == _DISPLAY:
             return cell(value)
+        if role == _TOOLTIP:  # names and reasons may hold tags: shown as text
+            return tip(cell(value))
         if role == _ALIGNMENT:
             return _RIGHT if isinstance(value, (int, float)) else None
         return outcome_color(value) if column == "outcome" else None
@@ -158,7 +161,7 @@ class LedgerPane(QWidget):
         self.reason = QLineEdit()
         self.reason.setPlaceholderText("filter by reason text…")
         self.reason.setClearButtonEnabled(True)
-        self.title = QLabel()
+        self.title = QLabel(textFormat=Qt.TextFormat.RichText)  # its trace parts escaped
         # The title's text changes every step: its size hint must not re-lay out the
         # pane (that repainted the dock and the window around it, 3-5 ms a step).
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)

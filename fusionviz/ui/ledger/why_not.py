@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QVBoxLayout
 
 from fusionviz.model.names import Names
 from fusionviz.model.queries import why_not_fused
 from fusionviz.model.report.formatting import clip
 from fusionviz.model.report.why_report import COLUMNS, entry_cells
+from fusionviz.ui.plain import SafeBrowser
 
 
 def why_not_html(why, names: Names | None = None) -> str:
@@ -38,7 +39,7 @@ class WhyNotDialog(QDialog):
         super().__init__(parent)
         self.why = why_not_fused(graph, a, b)
         self.setWindowTitle(clip(f"Why not fused? {a} × {b}", 200))
-        self.text = QTextBrowser()
+        self.text = SafeBrowser()
         self.text.setHtml(why_not_html(self.why, Names(graph)))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from fusionviz.model.run.settings import parse_config
+from fusionviz.ui.plain import plain
 
 CUSTOM = "custom settings"
 # mode="max-autotune-no-cudagraphs" is these settings (torch._inductor.list_mode_options)
@@ -69,7 +70,7 @@ class ABDialog(QDialog):
         self.side_a, self.side_b = QPlainTextEdit(), QPlainTextEdit()
         self.side_a.setPlaceholderText("A: Inductor's defaults (or key=value, one per line)")
         self.side_b.setPlaceholderText("B: key=value, one per line, e.g. max_fusion_size=8")
-        self.error = QLabel()
+        self.error = plain(QLabel())  # quotes the typed (or the trace's) settings
         self.error.setStyleSheet("color: #d9534f;")
         note = QLabel("Both sides capture the same script in fresh processes with caches off; "
                       "keys are <code>torch._inductor.config</code> names "

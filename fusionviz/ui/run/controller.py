@@ -35,6 +35,7 @@ from fusionviz.model.run.protocol import (
 from fusionviz.model.run.settle import write_failure
 from fusionviz.model.run.streams import Lines, Tail
 from fusionviz.ui import storage
+from fusionviz.ui.plain import plain
 from fusionviz.ui.run.channel import PipeReader
 
 
@@ -283,7 +284,7 @@ class RunProgress(QWidget):
 
     def __init__(self, controller: RunController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.label = QLabel()
+        self.label = plain(QLabel())  # script names, graph and variant labels: as text
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)  # busy: the number of graphs is not known in advance
         self.bar.setMaximumWidth(160)

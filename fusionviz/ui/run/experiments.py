@@ -22,6 +22,7 @@ from fusionviz.model.experiment.runs import read_experiment
 from fusionviz.model.trace import Trace
 from fusionviz.ui.compare.window import CompareWindow
 from fusionviz.ui.ledger.pane import row_pair
+from fusionviz.ui.plain import menu_text, tip
 from fusionviz.ui.run.ab_dialog import ABDialog
 from fusionviz.ui.run.controller import EXPERIMENT, RANKS, RunController
 from fusionviz.ui.view_state import ViewState
@@ -127,10 +128,13 @@ class ExperimentActions(QObject):
             why = self.why_not(need)
             action.setEnabled(not why)
             text = self._texts.setdefault(name, action.text())
+            said = text.replace("&", "")  # the tooltip: the entry without its shortcut key
             if need == "pair" and len(sel) == 2:
-                text = f"{text} ({sel[0]} × {sel[1]})"
+                text = f"{text} ({menu_text(sel[0])} × {menu_text(sel[1])})"
+                said = f"{said} ({sel[0]} × {sel[1]})"
             action.setText(text)
-            action.setToolTip(why or text.replace("&", ""))
+            # node names and the script's path are the trace's: shown as text
+            action.setToolTip(tip(why or said))
             action.setStatusTip(why)
 
     # ---- the experiments --------------------------------------------------------------------
@@ -195,10 +199,10 @@ class ExperimentActions(QObject):
         why = blocker(self.state.trace) or ("" if pair else _NEED_PAIR)
         label = f"{pair[0]} × {pair[1]}" if pair else "selected pair"
         for kind, text in (("force", "Force"), ("forbid", "Forbid")):
-            action = menu.addAction(f"{text} {label} (recompile and compare)")
+            action = menu.addAction(f"{text} {menu_text(label)} (recompile and compare)")
             action.setEnabled(not why)
-            action.setToolTip(why or f"Recompile with fusion of {label} "
-                              f"{'forced where legal' if kind == 'force' else 'forbidden'}")
+            action.setToolTip(tip(why or f"Recompile with fusion of {label} "
+                                  f"{'forced where legal' if kind == 'force' else 'forbidden'}"))
             action.triggered.connect(lambda _c=False, k=kind: self.run(
                 k, pairs=[pair], graph=self.state.graph_index))
         menu.addSeparator()
