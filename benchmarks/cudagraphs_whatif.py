@@ -23,14 +23,14 @@ Printed as a table and written to DIR/cudagraphs_whatif.json. Exits 0 whatever i
 
 from __future__ import annotations
 
-import argparse
+import functools
 import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eager_fidelity import ROOT, _child, _fmt
+from eager_fidelity import _child, _fmt, model_runs, result_row
 
 MODELS = ("mlp_train", "resnet50_train", "gpt2_train", "bert_fp16_infer")
 PLAIN = ("mlp_train",)
@@ -82,18 +82,9 @@ def compare(trace_path: Path, ref_path: Path, plain_path: Path | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--models", nargs="*", default=list(MODELS))
-    ap.add_argument("--size", default="full", choices=("full", "tiny"))
-    ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    ap.add_argument("--out", default="cudagraphs_whatif_out")
-    ap.add_argument("--timeout", type=float, default=900)
-    opts = ap.parse_args(argv)
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
+    opts, out, runs = model_runs(argv, MODELS, "cudagraphs_whatif_out")
     results = {}
-    for name in opts.models:
-        script = ROOT / "benchmarks" / "eager_models" / f"{name}.py"
+    for name, script in runs:
         trace, ref = out / f"{name}.json.gz", out / f"{name}.modes.json"
         plain = out / f"{name}.plain.json.gz" if name in PLAIN else None
         capture = [sys.executable, "-m", "fusionviz", "capture", str(script), "--device",
@@ -106,14 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         rc_r, s_r = _child([sys.executable, str(script), "--size", opts.size, "--device",
                             opts.device, "--modes-wall", str(ref)],
                            out / f"{name}.modes.log", opts.timeout)
-        row = {"capture_rc": rc_c, "capture_s": round(s_c, 1), "reference_rc": rc_r,
-               "reference_s": round(s_r, 1)}
-        if trace.exists() and ref.exists():
-            try:
-                row.update(compare(trace, ref, plain))
-            except Exception as e:  # noqa: BLE001 - report and go on
-                row["error"] = f"{type(e).__name__}: {e}"
-        results[name] = row
+        results[name] = result_row((rc_c, s_c), (rc_r, s_r), (trace, ref),
+                                   functools.partial(compare, trace, ref, plain))
         print(f"{name}: capture rc {rc_c} ({s_c:.0f} s), reference rc {rc_r} ({s_r:.0f} s)",
               flush=True)
     (out / "cudagraphs_whatif.json").write_text(json.dumps(results, indent=1))

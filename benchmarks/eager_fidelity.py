@@ -29,6 +29,7 @@ written to DIR/eager_fidelity.json. Exits 0 whatever it finds.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -95,19 +96,39 @@ def _fmt(v, pattern: str = "{:.3f}") -> str:
     return "-" if v is None else pattern.format(v)
 
 
-def main(argv: list[str] | None = None) -> int:
+def model_runs(argv, models, out: str):
+    """The command line the eager_models benchmarks share (``--models --size --device
+    --out --timeout``): (options, the output folder, [(model name, its script)])."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--models", nargs="*", default=list(MODELS))
+    ap.add_argument("--models", nargs="*", default=list(models))
     ap.add_argument("--size", default="full", choices=("full", "tiny"))
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    ap.add_argument("--out", default="eager_fidelity_out")
+    ap.add_argument("--out", default=out)
     ap.add_argument("--timeout", type=float, default=900)
     opts = ap.parse_args(argv)
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
+    folder = Path(opts.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    return opts, folder, [(name, ROOT / "benchmarks" / "eager_models" / f"{name}.py")
+                          for name in opts.models]
+
+
+def result_row(capture: tuple, reference: tuple, files, compare_fn) -> dict:
+    """One model's row: both children's exit status and seconds, then what
+    ``compare_fn()`` finds where every file in ``files`` was written."""
+    row = {"capture_rc": capture[0], "capture_s": round(capture[1], 1),
+           "reference_rc": reference[0], "reference_s": round(reference[1], 1)}
+    if all(f.exists() for f in files):
+        try:
+            row.update(compare_fn())
+        except Exception as e:  # noqa: BLE001 - report and go on
+            row["error"] = f"{type(e).__name__}: {e}"
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts, out, runs = model_runs(argv, MODELS, "eager_fidelity_out")
     results = {}
-    for name in opts.models:
-        script = ROOT / "benchmarks" / "eager_models" / f"{name}.py"
+    for name, script in runs:
         trace, ref = out / f"{name}.json.gz", out / f"{name}.eager.json"
         rc_c, s_c = _child([sys.executable, "-m", "fusionviz", "capture", str(script), "-o",
                             str(trace), "--device", opts.device, "--", "--size", opts.size],
@@ -115,14 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         rc_r, s_r = _child([sys.executable, str(script), "--size", opts.size, "--device",
                             opts.device, "--eager-profile", str(ref)],
                            out / f"{name}.eager.log", opts.timeout)
-        row = {"capture_rc": rc_c, "capture_s": round(s_c, 1), "reference_rc": rc_r,
-               "reference_s": round(s_r, 1)}
-        if trace.exists() and ref.exists():
-            try:
-                row.update(compare(trace, ref))
-            except Exception as e:  # noqa: BLE001 - report and go on
-                row["error"] = f"{type(e).__name__}: {e}"
-        results[name] = row
+        results[name] = result_row((rc_c, s_c), (rc_r, s_r), (trace, ref),
+                                   functools.partial(compare, trace, ref))
         print(f"{name}: capture rc {rc_c} ({s_c:.0f} s), reference rc {rc_r} ({s_r:.0f} s)",
               flush=True)
     (out / "eager_fidelity.json").write_text(json.dumps(results, indent=1))

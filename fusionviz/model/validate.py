@@ -63,16 +63,21 @@ def graph_problems(graph: Graph) -> list[str]:
     return out
 
 
-def round_problems(graph: Graph) -> list[str]:
-    """What the rounds of ``graph`` name or say that cannot be (reads its rounds)."""
+def round_problems(graph: Graph, *, quiet_if_unreadable: bool = False) -> list[str]:
+    """What the rounds of ``graph`` name or say that cannot be (reads its rounds). A
+    malformed part of them is a line of its own, or nothing with
+    ``quiet_if_unreadable`` (the window: whichever view reads it says so)."""
+    try:
+        return _round_problems(graph)
+    except TraceError as e:
+        return [] if quiet_if_unreadable else [f"the rounds cannot be read: {e}"]
+
+
+def _round_problems(graph: Graph) -> list[str]:
     known = {n.name for n in graph.nodes}
     say = _Say()
     lost, outcomes, strays, bad_sizes, bad_times = [], [], [], [], []
-    try:
-        rounds = graph.rounds
-    except TraceError as e:  # a malformed part: the views that read it say so too
-        return [f"the rounds cannot be read: {e}"]
-    for r in rounds:
+    for r in graph.rounds:  # (lazily built, as are their candidates and verdicts)
         where = f"round {r.index}"
         before = [set(g) for g in r.groups_before]
         groups = [*r.groups_before, *r.groups_after]

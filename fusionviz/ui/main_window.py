@@ -295,6 +295,7 @@ class MainWindow(QMainWindow):
     def _on_completer_done(self) -> None:
         if self.statusBar().currentMessage().startswith(_COMPLETING):
             self.statusBar().clearMessage()
+        self._show_notices()  # the rounds, all read now, are checked too
         self._prepare_steps()
 
     def _prepare_steps(self) -> None:
@@ -447,9 +448,10 @@ class MainWindow(QMainWindow):
                       for cp in graph.comm_passes]
             if self._checked[0] is not graph:  # once per graph shown
                 self._checked = (graph, graph_problems(graph), False)
-            if not self._checked[2] and not lazy.is_pending(graph, "rounds"):
-                # the rounds are read lazily: checked once they are (the stepper reads them)
-                self._checked = (graph, self._checked[1] + round_problems(graph), True)
+            if not self._checked[2] and not self.completer.running and not self._opening:
+                # the rounds are read lazily, on the idle path: checked once all is read
+                more = round_problems(graph, quiet_if_unreadable=True)
+                self._checked = (graph, self._checked[1] + more, True)
             lines += [f"graph {graph.index} does not hold together: {p}"
                       for p in self._checked[1]]
             timing = graph.timing
