@@ -34,6 +34,11 @@ import time
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
+try:
+    import resource  # the page-fault counts (not on Windows)
+except ImportError:
+    resource = None
+
 from fusionviz.model.capture import kernel_attribution as attribution
 from fusionviz.model.capture.state_guard import StateGuard
 from fusionviz.model.capture.timing import OtherCpu, preserved_rng, quiet_children
@@ -190,11 +195,7 @@ def _minor_faults() -> int:
     """Minor page faults of this process so far (0 where the OS does not say): a call
     that touches fresh memory pays the OS for every page, a cost that varies with the
     allocator's state and, on a shared machine, several-fold over minutes."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return 0
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt if resource else 0
 
 
 def _tensors(tree) -> list:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusionviz.model.report.eager_explain import explain
-from fusionviz.model.report.eager_figures import Figure, Versus
+from fusionviz.model.report.eager_figures import Figure, Versus, ratio_text
 from fusionviz.model.trace import Entry, Trace
 
 PARTS = ("forward", "backward")
@@ -92,7 +92,7 @@ def speedup_text(v: Versus | None) -> str:
         return ""
     if v.verdict == "within noise":
         return f"within noise ({s:.2f}x)"
-    return f"{s:.2f}x faster" if s >= 1 else f"{1 / s:.2f}x slower"
+    return ratio_text(s)
 
 
 def pair_entries(a: Trace, b: Trace) -> list[tuple[Entry | None, Entry | None]]:

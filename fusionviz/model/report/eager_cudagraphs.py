@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusionviz.model.report.eager_figures import Versus, versus_clocks
+from fusionviz.model.report.eager_figures import (
+    Versus,
+    ratio_text,
+    step_medians,
+    versus_clocks,
+)
 from fusionviz.model.trace import Entry
 
 ASK = ("measure it: fusionviz capture SCRIPT --what-if reduce-overhead (or the Measure CUDA graphs "
@@ -42,9 +47,7 @@ class Graphed:
         4.64x faster (2.30 ms eager: 5.58x)``."""
         compiled, graphed = self.step[clock]
         verdict = self.verdict(clock)
-        how = ("within noise" if verdict == "within noise" else
-               f"{compiled / graphed:.2f}x faster" if graphed < compiled else
-               f"{graphed / compiled:.2f}x slower")
+        how = "within noise" if verdict == "within noise" else ratio_text(compiled / graphed)
         eager = (f" ({eager_ms:.3f} ms eager: {eager_ms / graphed:.2f}x)"
                  if eager_ms and graphed > 0 else "")
         return (f"{graphed:.3f} ms {clock} per step with CUDA graphs, against {compiled:.3f} "
@@ -58,13 +61,8 @@ def graphed(entry: Entry) -> Graphed | None:
     if not fwd:
         return None
     bwd = versus_clocks(entry.compiled_backward, entry.cudagraphs_backward)
-    step = {}
-    for clock, v in fwd.items():
-        if entry.grad and entry.compiled_backward is not None and clock not in bwd:
-            continue  # a step without its backward would not compare
-        b = bwd.get(clock)
-        step[clock] = (v.eager.median + (b.eager.median if b else 0.0),
-                       v.compiled.median + (b.compiled.median if b else 0.0))
+    step = step_medians(fwd, bwd, need_backward=entry.grad
+                        and entry.compiled_backward is not None)
     return Graphed(fwd, bwd, step, entry.cudagraphs_note) if step else None
 
 
@@ -99,10 +97,7 @@ def lines(entry: Entry) -> list[str]:
     out = []
     for side, vs in (("forward", g.forward), ("backward", g.backward)):
         for clock, v in vs.items():
-            s = v.speedup
-            how = ("within noise" if v.verdict == "within noise" or not s else
-                   f"{s:.2f}x faster" if s >= 1 else f"{1 / s:.2f}x slower")
-            out.append(f"  {side:8} {clock:6} with CUDA graphs {v.compiled.text()}: {how} "
+            out.append(f"  {side:8} {clock:6} with CUDA graphs {v.compiled.text()}: {v.how} "
                        "than as compiled")
     return out
 

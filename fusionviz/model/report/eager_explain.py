@@ -13,7 +13,12 @@ from dataclasses import dataclass
 
 from fusionviz.model.names import common_module
 from fusionviz.model.report import eager_cudagraphs
-from fusionviz.model.report.eager_figures import Versus, versus_clocks
+from fusionviz.model.report.eager_figures import (
+    figure,
+    ratio_text,
+    step_medians,
+    versus_clocks,
+)
 from fusionviz.model.report.eager_map import ModuleMap, entry_graphs, module_map
 from fusionviz.model.trace import Entry, Trace
 
@@ -74,10 +79,10 @@ class Explained:
         for part in ("forward", "backward"):
             for side in ("eager", "compiled"):
                 s = getattr(e, f"{side}_{part}")
-                wall = sorted(s.wall) if s is not None else ()
-                if s is None or not s.faults or not wall:
+                wall = figure(s.wall) if s is not None else None
+                if s is None or not s.faults or wall is None:
                     continue
-                if s.faults * FAULT_US / 1e3 >= FAULTY * wall[len(wall) // 2]:
+                if s.faults * FAULT_US / 1e3 >= FAULTY * wall.median:
                     out[part, side] = s.faults
         return out
 
@@ -105,8 +110,7 @@ class Explained:
         ratio = eager / compiled if compiled else None
         sides = [vs[clock] for vs in (self.forward, self.backward) if clock in vs]
         noise = bool(sides) and all(v.verdict == "within noise" for v in sides)
-        how = ("within noise" if noise or ratio is None else
-               f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower")
+        how = "within noise" if noise or ratio is None else ratio_text(ratio)
         if clock == "wall" and self.busy:
             how = f"uncertain, {self.busy} ({how} as measured)"
         what = "forward + backward" if self.entry.grad else "per call"
@@ -117,11 +121,7 @@ class Explained:
 def explain(trace: Trace, entry: Entry) -> Explained:
     fwd = versus_clocks(entry.eager_forward, entry.compiled_forward)
     bwd = versus_clocks(entry.eager_backward, entry.compiled_backward)
-    step = {}
-    for clock, v in fwd.items():
-        b = bwd.get(clock)
-        step[clock] = (v.eager.median + (b.eager.median if b else 0.0),
-                       v.compiled.median + (b.compiled.median if b else 0.0))
+    step = step_medians(fwd, bwd)
     maps = {side: module_map(trace, entry, side) for side in ("forward", "backward")}
     ex = Explained(entry, fwd, bwd, step, maps, [], [])
     ex.budget = _budget(trace, ex)
@@ -388,7 +388,7 @@ def entry_lines(trace: Trace) -> list[str]:
         for side, vs in (("forward", ex.forward), ("backward", ex.backward)):
             for clock, v in vs.items():
                 lines.append(f"  {side:8} {clock:6} eager {v.eager.text()}; compiled "
-                             f"{v.compiled.text()}: {_how(v)}")
+                             f"{v.compiled.text()}: {v.how}")
         lines += eager_cudagraphs.lines(e)
         for what, text in ex.budget:
             lines.append(f"  {what}: {text}")
@@ -412,9 +412,3 @@ def entry_lines(trace: Trace) -> list[str]:
                          "the extra calls)")
     return lines
 
-
-def _how(v: Versus) -> str:
-    if v.verdict == "within noise":
-        return "within noise"
-    s = v.speedup or 0
-    return f"{s:.2f}x faster" if s >= 1 else f"{1 / s:.2f}x slower"

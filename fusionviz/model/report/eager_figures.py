@@ -69,14 +69,37 @@ class Versus:
             return "within noise"
         return "faster" if c.median < e.median else "slower"
 
+    @property
+    def how(self) -> str:
+        """``within noise``, ``1.36x faster`` or ``2.15x slower`` (``?``: no speedup)."""
+        if self.verdict == "within noise":
+            return "within noise"
+        return ratio_text(self.speedup) if self.speedup else "?"
+
     def text(self) -> str:
         """``compiled 6.42 ms vs eager 2.98 ms device: 2.15x slower``."""
-        s = self.speedup
-        how = ("within noise" if self.verdict == "within noise"
-               else f"{s:.2f}x faster" if s and s >= 1 else
-               f"{1 / s:.2f}x slower" if s else "?")
         return (f"compiled {self.compiled.median:.3f} ms vs eager {self.eager.median:.3f} ms "
-                f"{self.clock}: {how}")
+                f"{self.clock}: {self.how}")
+
+
+def ratio_text(ratio: float) -> str:
+    """``1.36x faster`` or ``2.15x slower``: the time before over the time after."""
+    return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
+
+
+def step_medians(fwd: dict[str, Versus], bwd: dict[str, Versus], *,
+                 need_backward: bool = False) -> dict[str, tuple[float, float]]:
+    """clock -> (eager, compiled) medians of a step: the forward's plus the backward's
+    where it was timed on that clock (with ``need_backward``, a clock without it is left
+    out: a step without its backward would not compare)."""
+    out = {}
+    for clock, v in fwd.items():
+        b = bwd.get(clock)
+        if b is None and need_backward:
+            continue
+        out[clock] = (v.eager.median + (b.eager.median if b else 0.0),
+                      v.compiled.median + (b.compiled.median if b else 0.0))
+    return out
 
 
 def versus(clock: str, eager_samples, compiled_samples) -> Versus | None:
