@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMessageBox
 
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.tracefile.io import save_trace
@@ -34,6 +35,28 @@ def isolated_settings(tmp_path_factory, monkeypatch):
     QCoreApplication.setOrganizationName("fusionviz-tests")
     QCoreApplication.setApplicationName("fusionviz-tests")
     yield folder
+
+
+MODAL = ((QDialog, "exec"), (QMessageBox, "exec"), (QMessageBox, "question"),
+         (QMessageBox, "warning"), (QMessageBox, "critical"), (QMessageBox, "information"),
+         (QInputDialog, "getText"), (QInputDialog, "getItem"), (QInputDialog, "getInt"),
+         (QFileDialog, "getOpenFileName"), (QFileDialog, "getSaveFileName"),
+         (QFileDialog, "getExistingDirectory"))
+
+
+@pytest.fixture(autouse=True)
+def no_modal_dialogs(monkeypatch):
+    """A modal dialog waits for a click no test gives: under pytest it would block the
+    event loop (and SIGALRM's timeout with it) until CI's limit. Opening one fails the
+    test at once, naming the dialog; a test that means to answer one patches the window
+    method that asks (``window.confirm_outside = ...``)."""
+    for cls, name in MODAL:
+        def refuse(*args, _what=f"{cls.__name__}.{name}", **kwargs):
+            texts = [a for a in args if isinstance(a, str)]
+            if args and isinstance(args[0], QMessageBox):
+                texts.append(args[0].text())
+            raise AssertionError(f"a modal {_what} opened in a test: {texts}")
+        monkeypatch.setattr(cls, name, refuse)
 
 
 @pytest.fixture

@@ -98,7 +98,10 @@ def test_a_source_line_opens_in_the_configured_editor(window, stub_editor, qtbot
     href, origin = _source_link(window)
     from PySide6.QtCore import QUrl
 
-    # The link in Details: the recorded file, found relative to the script or here.
+    # The link in Details: the recorded file, found relative to the script or here
+    # (here: a checkout elsewhere than the capture's, as in CI, asks first).
+    asked = []
+    window.confirm_outside = lambda path: asked.append(path) or True
     found = editor.resolve(origin.file, window.state.trace.script.path)
     window.details_pane.browser.anchorClicked.emit(QUrl(href))
     if found is None:
@@ -107,8 +110,7 @@ def test_a_source_line_opens_in_the_configured_editor(window, stub_editor, qtbot
         qtbot.waitUntil(log.exists, timeout=10000)
         assert json.loads(log.read_text()) == ["--goto", f"{found}:{origin.line}"]
         log.unlink()
-    asked = []
-    window.confirm_outside = lambda path: asked.append(path) or True  # outside its folder
+    asked.clear()  # the script below lies outside the trace's script folder
     assert window.open_source(str(script), 7)
     assert asked == [str(script.resolve())]
     qtbot.waitUntil(log.exists, timeout=10000)
