@@ -230,3 +230,20 @@ def test_progress_is_described_by_the_protocol_for_the_window_and_the_cli():
         "capture finished: ok, 2 graph(s)"
     assert describe_progress({"event": "variant", "index": 1, "of": 5, "label": "k=0"}) == \
         "capture 2/5: k=0"
+
+
+@pytest.mark.parametrize("nproc", ["fifo", "999999999999", "x" * 100_000, "-3"])
+def test_a_rank_count_file_that_is_not_ours_falls_back_to_the_traces_there(tmp_path, nproc):
+    """The folder's rank count is read bounded: a FIFO, an absurd or a broken count
+    does not hang or build a list of 10^12 paths; the traces present are counted."""
+    import os
+
+    from fusionviz.ui.run.controller import NPROC_FILE, _settle_ranks
+
+    if nproc == "fifo":
+        os.mkfifo(tmp_path / NPROC_FILE)
+    else:
+        (tmp_path / NPROC_FILE).write_text(nproc)
+    with pytest.raises(OSError, match="no rank of train.py wrote a trace"):
+        _settle_ranks(str(tmp_path), status="crashed", exit_code=1, stderr_tail="",
+                      script="/somewhere/train.py")

@@ -34,6 +34,7 @@ from fusionviz.model.run.protocol import (
 )
 from fusionviz.model.run.settle import write_failure
 from fusionviz.model.run.streams import Lines, Tail
+from fusionviz.model.tracefile import bounded
 from fusionviz.ui import storage
 from fusionviz.ui.plain import plain
 from fusionviz.ui.run.channel import PipeReader
@@ -78,14 +79,17 @@ def _ranks_argv(script: str, out: str, *, nproc: int = 2, **options) -> list[str
 
 
 NPROC_FILE = ".nproc"
+MAX_RANKS = 4096  # more than the launcher is ever asked for: a larger count is not ours
 
 
 def _settle_ranks(out: str, *, status: str | None, exit_code: int | None, stderr_tail: str,
                   script: str, ended: dict | None = None) -> str:
     """Settle every rank's trace in the folder ``out``, then compare the ranks."""
-    try:
-        nproc = int((Path(out) / NPROC_FILE).read_text())
+    try:  # bounded as every file the app reads; TraceError is a ValueError
+        nproc = int(bounded.read_text(Path(out) / NPROC_FILE, max_bytes=64))
     except (OSError, ValueError):
+        nproc = 0
+    if not 0 < nproc <= MAX_RANKS:
         nproc = len(list(Path(out).glob("rank*.json.gz")))
     paths = runner.rank_paths(out, nproc)
     if not paths:
