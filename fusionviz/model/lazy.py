@@ -17,6 +17,8 @@ as soon as it is met.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from fusionviz.model.errors import TraceError
 
@@ -28,12 +30,13 @@ class Pending:
     it came from may be let go already), naming the file where one is known.
     """
 
-    __slots__ = ("raw", "build", "error")
+    __slots__ = ("raw", "build", "error", "source")
 
     def __init__(self, raw: object, build: Callable[[object, object, str], object]) -> None:
         self.raw = raw
         self.build = build
         self.error: TraceError | None = None
+        self.source = _SOURCE.get()  # the file being loaded (a part line names its own)
 
     def resolve(self, owner: object, name: str) -> object:
         if self.error is not None:
@@ -50,8 +53,22 @@ class Pending:
             raise self.error from e
 
     def _where(self, message: str) -> str:
-        source = getattr(getattr(self.raw, "store", None), "source", "")
+        source = getattr(getattr(self.raw, "store", None), "source", "") or self.source
         return message if not source or message.startswith(source) else f"{source}: {message}"
+
+
+_SOURCE: ContextVar[str] = ContextVar("fusionviz_lazy_source", default="")
+
+
+@contextmanager
+def sourced(path: str) -> Iterator[None]:
+    """Fields left pending while this is open name ``path`` when they fail to build
+    (a single-document trace holds them inline, in no part line that names its file)."""
+    token = _SOURCE.set(path)
+    try:
+        yield
+    finally:
+        _SOURCE.reset(token)
 
 
 class LazyField:

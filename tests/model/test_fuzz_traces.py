@@ -123,9 +123,9 @@ def mutant(source: Path, seed: int, folder: Path) -> tuple[Path, str]:
     return path, what
 
 
-def _read_every_lazy_field_twice(trace) -> int:
-    """Reads every lazy field twice; a failure must fail again, alike. Returns how
-    many failed."""
+def _read_every_lazy_field_twice(trace, path: Path) -> int:
+    """Reads every lazy field twice; a failure must fail again, alike, naming the file
+    (a single-document file's fields too). Returns how many failed."""
     failed = 0
     for graph in trace.graphs:
         for obj in (*graph.rounds, *graph.nodes):
@@ -135,6 +135,7 @@ def _read_every_lazy_field_twice(trace) -> int:
                     try:
                         outcomes.append(("ok", getattr(obj, name)))
                     except TraceError as e:
+                        assert str(e).startswith(f"{path}: "), e
                         outcomes.append(("error", str(e)))
                 assert outcomes[0] == outcomes[1], (name, outcomes)
                 failed += outcomes[0][0] == "error"
@@ -158,7 +159,7 @@ def _check(path: Path) -> str:
         assert str(e).startswith(str(path)), e
         assert eager is None, "loaded eagerly, refused lazily"
         return "refused"
-    failed = _read_every_lazy_field_twice(lazy)
+    failed = _read_every_lazy_field_twice(lazy, path)
     for graph in lazy.graphs:
         graph_problems(graph)
     if eager is not None:

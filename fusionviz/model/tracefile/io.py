@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fusionviz.model.errors import TraceError
 from fusionviz.model.gc_pause import gc_paused
+from fusionviz.model.lazy import sourced
 from fusionviz.model.trace import FORMAT, VERSION, Script, Trace
 from fusionviz.model.tracefile import migrations
 from fusionviz.model.tracefile import parts as trace_parts
@@ -186,8 +187,9 @@ def load_trace(
                 parts.attach(data, lazy)
             # The parsed JSON is ours: the fast builder may consume it in place (and
             # when it gives up half-way, the careful builder starts from a fresh parse).
-            trace = _from_dict(data, strict, report, reparse=lambda: _parse_all(raw),
-                               lazy=lazy, shared=parts.shared if parts and lazy else None)
+            with sourced(str(path)):
+                trace = _from_dict(data, strict, report, reparse=lambda: _parse_all(raw),
+                                   lazy=lazy, shared=parts.shared if parts and lazy else None)
             if parts is not None and parts.missing:
                 cut.append(f"the file is cut: its last {parts.missing} of "
                            f"{parts.present + parts.missing} part lines are missing, so "
