@@ -39,8 +39,8 @@ class Pending:
         self.source = _SOURCE.get()  # the file being loaded (a part line names its own)
 
     def resolve(self, owner: object, name: str) -> object:
-        if self.error is not None:
-            raise self.error
+        if self.error is not None:  # a fresh traceback: raised again, it would grow
+            raise self.error.with_traceback(None)
         try:
             return self.build(self.raw, owner, name)
         except TraceError as e:

@@ -2,23 +2,51 @@
 name nodes that are not there, repeat names, loop, or carry impossible numbers.
 
 ``graph_problems`` checks one graph's core (what every view reads at once);
-``round_problems`` its rounds (the lazily built bulk: call it where the rounds are read
-anyway) and ``trace_problems`` what the whole trace says of itself. Each returns one
+``detail_problems`` its rounds and node details (the lazily built bulk: call it where
+they are read anyway) and ``trace_problems`` what the whole trace says of itself.
+Every count, size, time, line and index field (``AMOUNTS``) must be finite,
+non-negative and at most 2^50; every field naming a node must name one of its graph;
+every field with a closed list of values must hold one of them. Each returns one
 readable line per kind of problem, with a few examples. The window lists them as
 notices and ``fusionviz summary`` prints them; nothing is refused for them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter, defaultdict
 
+from fusionviz.model import trace as t
 from fusionviz.model.errors import TraceError
-from fusionviz.model.trace import CATEGORIES, OUTCOMES, Graph, Trace
+from fusionviz.model.trace import CATEGORIES, OUTCOMES, Graph, Samples, Trace
 
 EXAMPLES = 3
 MAX_BYTES = 1 << 50  # 1 PiB: more than any device holds
+MAX_AMOUNT = 1 << 50  # nor is any count, time (ms or s), line or index this large
 STATUSES = ("running", "ok", "error", "crashed", "timeout", "cancelled", "no_graphs")
+KINDS = ("forward", "backward", "inference")
+ENTRY_KINDS = ("module", "function")
+SPILLS = ("", "first", "second", "fused")
+# The fields (a number, None, or a tuple of numbers) that count, size or time something,
+# or say where: each must be finite, >= 0 and <= MAX_AMOUNT. Node and kernel bytes and
+# times, graph and round times, fusion sizes and the script's duration have lines of
+# their own below and are not repeated here.
+AMOUNTS = {
+    t.Access: ("bytes",), t.Origin: ("line",), t.Edge: ("bytes",),
+    t.Collective: ("group_size", "bytes"),
+    t.Kernel: ("n_regs", "n_spills", "shared", "calls", "ms_spread", "start_ms", "end_ms",
+               "launches"),
+    t.Timing: ("repeats", "compiled_spread", "eager_spread", "compiled_wall_spread",
+               "eager_wall_spread", "profiled_calls", "dynamo_eager_ms",
+               "dynamo_eager_wall_ms", "dynamo_eager_device_ms"),
+    t.BreakReason: ("line",), t.Graph: ("index",),
+    t.Round: ("index", "verdicts_dropped"), t.Candidate: ("rank",),
+    t.Benchmark: ("ms_a", "ms_b", "ms_fused", "speedup"),
+    t.BenchKernel: ("ms", "n_regs", "n_spills"), t.Reorder: ("index", "wall_s"),
+    t.Samples: ("launches", "faults"), t.EagerKernel: ("ms", "calls"),
+    t.Entry: ("restored",),
+}
 
 
 class _Say(list):
@@ -52,9 +80,27 @@ def graph_problems(graph: Graph) -> list[str]:
         + [k.name for k in graph.kernels if _over(k.bytes)])
     say("kernel groups naming nodes that are not in the graph",
         [k.name for k in graph.kernels if any(m not in known for g in k.groups for m in g)])
+    say("final groups naming nodes that are not in the graph",
+        sorted({m for g in graph.final_groups for m in g if m not in known}, key=_natural))
+    say("reorders naming nodes that are not in the graph",
+        [f"{r.name}: {m}" for r in graph.reorders
+         for m in dict.fromkeys(m for g in (*r.order_before, *r.order_after) for m in g)
+         if m not in known])
+    say("a graph kind fusionviz does not know", [graph.kind] if graph.kind not in KINDS else [])
     say("compile or fusion times that are not finite or are negative",
         [f"{f} {getattr(graph, f)}" for f in ("compile_s", "fusion_s")
          if not _ok_time(getattr(graph, f))])
+    say(IMPOSSIBLE, _amounts(graph, f"graph {graph.index}")
+        + [x for k in graph.kernels
+           for x in _amounts(k, f"kernel {k.name}") + _measures(k.launch, f"kernel {k.name}")]
+        + [x for e in graph.edges for x in _amounts(e, f"edge {e.src} → {e.dst}")]
+        + [x for n in graph.nodes if n.collective is not None
+           for x in _amounts(n.collective, f"{n.name} collective")]
+        + (_amounts(graph.timing, "timing") + _measures(graph.timing.load, "timing")
+           if graph.timing is not None else [])
+        + [x for b in (*graph.break_reasons, *filter(None, [graph.resumed_after]))
+           for x in _amounts(b, "graph break")]
+        + [x for r in graph.reorders for x in _amounts(r, f"reorder {r.name}")])
     say("times that are not finite or are negative",
         [k.name for k in graph.kernels if not _ok_time(k.ms)] + [
             f"graph {f}" for f in ("compiled_ms", "eager_ms", "compiled_wall_ms",
@@ -63,26 +109,46 @@ def graph_problems(graph: Graph) -> list[str]:
     return out
 
 
-def round_problems(graph: Graph, *, quiet_if_unreadable: bool = False) -> list[str]:
-    """What the rounds of ``graph`` name or say that cannot be (reads its rounds). A
-    malformed part of them is a line of its own, or nothing with
+def detail_problems(graph: Graph, *, quiet_if_unreadable: bool = False) -> list[str]:
+    """What the rounds and node details of ``graph`` name or say that cannot be (reads
+    them). A malformed part of them is a line of its own, or nothing with
     ``quiet_if_unreadable`` (the window: whichever view reads it says so)."""
-    try:
-        return _round_problems(graph)
-    except TraceError as e:
-        return [] if quiet_if_unreadable else [f"the rounds cannot be read: {e}"]
+    out = []
+    for what, check in (("rounds", _detail_problems), ("node details", _node_problems)):
+        try:
+            out += check(graph)
+        except TraceError as e:
+            out += [] if quiet_if_unreadable else [f"the {what} cannot be read: {e}"]
+    return out
 
 
-def _round_problems(graph: Graph) -> list[str]:
+def _node_problems(graph: Graph) -> list[str]:
+    say = _Say()
+    say(IMPOSSIBLE, [x for n in graph.nodes for a in (*n.reads, *n.writes, *n.origins)
+                     for x in _amounts(a, n.name)])
+    return say
+
+
+def _detail_problems(graph: Graph) -> list[str]:
     known = {n.name for n in graph.nodes}
     say = _Say()
     lost, outcomes, strays, bad_sizes, bad_times = [], [], [], [], []
+    amounts, spills = [], []
     for r in graph.rounds:  # (lazily built, as are their candidates and verdicts)
         where = f"round {r.index}"
         before = [set(g) for g in r.groups_before]
         groups = [*r.groups_before, *r.groups_after]
+        amounts += _amounts(r, where)
         for c in r.candidates:
             groups += [c.a, c.b, *c.tried]
+            amounts += _amounts(c, f"{where} #{c.rank}") + _measures(c.score, f"{where} #{c.rank}")
+            if c.benchmark is not None:
+                amounts += _amounts(c.benchmark, f"{where} #{c.rank} benchmark")
+                for k in c.benchmark.kernels:
+                    groups.append(k.nodes)
+                    amounts += _amounts(k, f"{where} #{c.rank} benchmark {k.role}")
+                if c.benchmark.spill not in SPILLS:
+                    spills.append(f"{where} #{c.rank} {c.benchmark.spill}")
             if c.outcome not in OUTCOMES:
                 outcomes.append(f"{where} #{c.rank} {c.outcome}")
             if before and not all(any(set(g) <= b for b in before) for g in (c.a, c.b)):
@@ -104,6 +170,8 @@ def _round_problems(graph: Graph) -> list[str]:
     say("candidates whose sides are not among the round's groups", strays)
     say(f"round sizes negative or over {MAX_BYTES:,} bytes", bad_sizes)
     say("round times that are not finite or are negative", bad_times)
+    say("benchmark spills fusionviz does not know", spills)
+    say(IMPOSSIBLE, amounts)
     return say
 
 
@@ -115,7 +183,16 @@ def trace_problems(trace: Trace) -> list[str]:
     say("a script status fusionviz does not know", [s.status] if s.status not in STATUSES
         else [])
     say("script numbers that are not finite or are negative",
-        [f"duration_s {s.duration_s}"] if not _ok_time(s.duration_s) else [])
+        ([f"duration_s {s.duration_s}"] if not _ok_time(s.duration_s) else [])
+        + ([f"exit_code {s.exit_code}"] if s.exit_code is not None
+           and not -(1 << 31) <= s.exit_code < 1 << 31 else []))
+    say("compiled callables of a kind fusionviz does not know",
+        [f"{e.name} ({e.kind})" for e in trace.entries if e.kind not in ENTRY_KINDS])
+    say(IMPOSSIBLE, [x for e in trace.entries for x in [
+        *_amounts(e, e.name), *_measures(e.load, e.name),
+        *(x for k in e.kernels for x in _amounts(k, f"{e.name} eager kernel {k.name}")),
+        *(x for f in dataclasses.fields(e) if isinstance(getattr(e, f.name), Samples)
+          for x in _amounts(getattr(e, f.name), f"{e.name} {f.name}"))]])
     say("compiled callables' times that are not finite or are negative",
         [e.name for e in trace.entries if not all(
             _ok_time(ms) for part in ("eager", "compiled") for side in ("forward", "backward")
@@ -130,7 +207,37 @@ def _over(size) -> bool:
 
 
 def _ok_time(ms) -> bool:
-    return ms is None or (isinstance(ms, int | float) and math.isfinite(ms) and ms >= 0)
+    return ms is None or (isinstance(ms, int | float) and math.isfinite(ms)
+                          and 0 <= ms <= MAX_AMOUNT)
+
+
+IMPOSSIBLE = "numbers that cannot be (not finite, negative or over 2^50)"
+
+
+def _amounts(obj, where: str) -> list[str]:
+    """``where field value`` for each field of ``obj`` in ``AMOUNTS`` that holds a
+    number that cannot be."""
+    out = []
+    for name in AMOUNTS.get(type(obj), ()):
+        bad = next((x for x in _numbers(getattr(obj, name)) if not _ok_time(x)), None)
+        if bad is not None:
+            out.append(f"{where} {name} {bad!r:.30}")
+    return out
+
+
+def _measures(values: dict, where: str) -> list[str]:
+    """A dict of measures (score fields, launch settings, the load while timing): a
+    number in it that is not finite (its sign is its own: proximity scores are < 0)."""
+    bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
+    return [f"{where} {bad[0]} {values[bad[0]]!r}"] if bad else []
+
+
+def _numbers(value):
+    if isinstance(value, tuple | list):
+        for v in value:
+            yield from _numbers(v)
+    elif value is not None and not isinstance(value, bool):
+        yield value
 
 
 def _on_cycles(graph: Graph, known: set[str]) -> list[str]:

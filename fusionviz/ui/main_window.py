@@ -42,7 +42,7 @@ from fusionviz.model.report.script_status import script_failure
 from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.model.tracefile.save_as import save_trace_as
-from fusionviz.model.validate import graph_problems, round_problems
+from fusionviz.model.validate import detail_problems, graph_problems
 from fusionviz.model.whatif import WHAT_IFS
 from fusionviz.ui import editor, export
 from fusionviz.ui.charts.pane import ChartsPane
@@ -450,7 +450,7 @@ class MainWindow(QMainWindow):
                 self._checked = (graph, graph_problems(graph), False)
             if not self._checked[2] and not self.completer.running and not self._opening:
                 # the rounds are read lazily, on the idle path: checked once all is read
-                more = round_problems(graph, quiet_if_unreadable=True)
+                more = detail_problems(graph, quiet_if_unreadable=True)
                 self._checked = (graph, self._checked[1] + more, True)
             lines += [f"graph {graph.index} does not hold together: {p}"
                       for p in self._checked[1]]

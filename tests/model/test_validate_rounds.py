@@ -14,7 +14,7 @@ import pytest
 from fusionviz.model.report.query import query_document
 from fusionviz.model.report.summary import summary_text
 from fusionviz.model.tracefile.io import load_trace, save_trace
-from fusionviz.model.validate import graph_problems, round_problems, trace_problems
+from fusionviz.model.validate import detail_problems, graph_problems, trace_problems
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TRACE = DATA / "gpu_mlp_block_bench.json.gz"  # benchmark decisions, several rounds
@@ -33,7 +33,7 @@ def _with_round(trace, **changes):
 
 def _problems(trace) -> list[str]:
     return trace_problems(trace) + [p for g in trace.graphs
-                                    for p in graph_problems(g) + round_problems(g)]
+                                    for p in graph_problems(g) + detail_problems(g)]
 
 
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.json.gz")), ids=lambda p: p.name)
@@ -67,9 +67,29 @@ def test_each_broken_reference_or_number_is_named(real, tmp_path):
             *real.graphs[1:])),
         "a script status fusionviz does not know": replace(
             real, script=replace(real.script, status="exploded")),
+        "final groups naming nodes that are not in the graph": replace(real, graphs=(
+            replace(g, final_groups=(*g.final_groups, ghost)), *real.graphs[1:])),
+        "a graph kind fusionviz does not know": replace(real, graphs=(
+            replace(g, kind="sideways"), *real.graphs[1:])),
+        # a count, a spread, a rank, a score and a source line, each impossible alone
+        "numbers that cannot be (kernel)": replace(real, graphs=(
+            replace(g, kernels=(replace(k, n_regs=-7), *g.kernels[1:])), *real.graphs[1:])),
+        "numbers that cannot be (spread)": replace(real, graphs=(
+            replace(g, kernels=(replace(k, ms_spread=(0.1, math.nan)), *g.kernels[1:])),
+            *real.graphs[1:])),
+        "numbers that cannot be (rank)": _with_round(
+            real, candidates=(replace(c, rank=10 ** 20), *rest)),
+        "numbers that cannot be (score)": _with_round(
+            real, candidates=(replace(c, score={**c.score, "memory_score": math.inf}), *rest)),
+        "numbers that cannot be (origin)": replace(real, graphs=(
+            replace(g, nodes=(replace(g.nodes[0], origins=(
+                replace(g.nodes[0].origins[0], line=-3),)), *g.nodes[1:])),
+            *real.graphs[1:])),
+        "script numbers that are not finite": replace(
+            real, script=replace(real.script, exit_code=2 ** 63 - 1)),
     }
     for what, broken in cases.items():
-        found = [p for p in _problems(broken) if p.startswith(what)]
+        found = [p for p in _problems(broken) if p.startswith(what.split(" (")[0])]
         assert len(found) == 1, (what, _problems(broken))
         # said by summary and by query, also after a round trip through the file
         path = tmp_path / "broken.json.gz"

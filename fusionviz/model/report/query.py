@@ -25,7 +25,7 @@ from fusionviz.model.report.reorder_table import reorder_summary
 from fusionviz.model.report.tables import plain_text
 from fusionviz.model.trace import Graph, Round, Trace
 from fusionviz.model.tracefile.io import to_dict
-from fusionviz.model.validate import graph_problems, round_problems, trace_problems
+from fusionviz.model.validate import detail_problems, graph_problems, trace_problems
 
 QUERY_SCHEMA = "fusionviz.query/1"
 SECTIONS = ("graphs", "kernels", "rounds", "ledger")
@@ -84,7 +84,7 @@ def graph_row(g: Graph) -> dict:
         "comm_passes": [{"name": cp.name, "before": dict(cp.before), "after": dict(cp.after)}
                         for cp in g.comm_passes],
         "warnings": list(g.warnings),
-        "problems": graph_problems(g) + round_problems(g),
+        "problems": graph_problems(g) + detail_problems(g),
     }
 
 

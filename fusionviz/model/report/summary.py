@@ -22,7 +22,7 @@ from fusionviz.model.report.graph_reasons import (
 from fusionviz.model.report.reorder_table import reorder_summary
 from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.trace import Graph, Round, Timing, Trace
-from fusionviz.model.validate import graph_problems, round_problems, trace_problems
+from fusionviz.model.validate import detail_problems, graph_problems, trace_problems
 
 
 def header_lines(trace: Trace) -> list[str]:
@@ -68,7 +68,7 @@ def graph_lines(g: Graph) -> list[str]:
         about = f"  ({about})" if about else ""
         lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{about}{regs}")
     lines += [f"  warning: {w}" for w in g.warnings]
-    lines += [f"  problem: {p}" for p in graph_problems(g) + round_problems(g)]
+    lines += [f"  problem: {p}" for p in graph_problems(g) + detail_problems(g)]
     return lines
 
 

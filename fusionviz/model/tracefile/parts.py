@@ -82,6 +82,7 @@ class PartStore:
         self.chunk: int = layout["chunk"]
         self._parse = parse
         self._parsed: dict[int, object] = {}
+        self._failed: dict[int, str] = {}  # lines that could not be parsed: why
         self._uses = [0] * len(lines)  # lazy fields still to read from each line
         # Equal tuples of names built from this file share one object (see
         # build._SHARED): the core's and every lazily built part's.
@@ -91,8 +92,14 @@ class PartStore:
     def parsed(self, line: int, reference: bool = False) -> object:
         if reference:  # json's reading (an eager load's fallback), not cached
             return self._parse_line(line, json.loads)
+        if line in self._failed:  # every field of a bad line: one parse, one message
+            raise TraceError(self._failed[line])
         if line not in self._parsed:
-            self._parsed[line] = self._parse_line(line, self._parse)
+            try:
+                self._parsed[line] = self._parse_line(line, self._parse)
+            except TraceError as e:
+                self._failed[line] = str(e)
+                raise
             if not self._uses[line]:  # an eager load: the text is done with
                 self.lines[line] = None
         return self._parsed[line]
@@ -107,9 +114,12 @@ class PartStore:
         try:
             return parse(text)
         except (ValueError, UnicodeDecodeError) as e:
-            raise TraceError(f"part line {line + 2} of the file is not JSON: {e}") from e
-        except RecursionError as e:
-            raise TraceError(f"part line {line + 2} of the file is nested too deeply") from e
+            message = f"part line {line + 2} of the file is not JSON: {e}"
+        except RecursionError:
+            message = f"part line {line + 2} of the file is nested too deeply"
+        # raised outside the handler: the JSON error holds the whole line (its .doc),
+        # and each field that failed keeps its error
+        raise TraceError(message)
 
     def get(self, line: int, path: tuple[int, ...], reference: bool = False) -> object:
         """The value at ``path`` in part ``line`` (for a lazy field: see ``Part``);
