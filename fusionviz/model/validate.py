@@ -49,20 +49,35 @@ AMOUNTS = {
 }
 
 
-class _Say(list):
-    """Problem lines: ``what: a, b, c (+n more)``, one per kind that has items."""
+# The view that shows the part a problem is in (``Problems.views``): the window says
+# so in that view, above what it shows.
+GRAPH, KERNELS, ROUNDS, DETAILS, ENTRIES, SCRIPT = (
+    "graph", "kernels", "rounds", "details", "entries", "script")
 
-    def __call__(self, what: str, items: list) -> None:
+
+class Problems(list):
+    """Problem lines, ``what: a, b, c (+n more)``, one per kind that has items; and
+    ``views``: the same lines by the view that shows the broken part."""
+
+    def __init__(self, *parts: Problems) -> None:
+        super().__init__(line for part in parts for line in part)
+        self.views: dict[str, list[str]] = {}
+        for part in parts:
+            for view, lines in part.views.items():
+                self.views.setdefault(view, []).extend(lines)
+
+    def __call__(self, what: str, items: list, view: str = GRAPH) -> None:
         if items:
             shown = ", ".join(str(x)[:80] for x in items[:EXAMPLES])
             more = f" (+{len(items) - EXAMPLES} more)" if len(items) > EXAMPLES else ""
             self.append(f"{what}: {shown}{more}")
+            self.views.setdefault(view, []).append(self[-1])
 
 
-def graph_problems(graph: Graph) -> list[str]:
+def graph_problems(graph: Graph) -> Problems:
     names = [n.name for n in graph.nodes]
     known = set(names)
-    out = say = _Say()
+    out = say = Problems()
 
     say("node names used twice", [n for n, c in Counter(names).items() if c > 1])
     say("edges naming nodes that are not in the graph",
@@ -70,16 +85,17 @@ def graph_problems(graph: Graph) -> list[str]:
     say("edges from a node to itself", [e.src for e in graph.edges if e.src == e.dst])
     say("edges that form a cycle, through", _on_cycles(graph, known))
     say("kernels computing nodes that are not in the graph",
-        [k.name for k in graph.kernels if any(m not in known for m in k.nodes)])
+        [k.name for k in graph.kernels if any(m not in known for m in k.nodes)], KERNELS)
     say("nodes of an unknown category",
         [f"{n.name} ({n.category})" for n in graph.nodes if n.category not in CATEGORIES])
-    say("negative sizes", [n.name for n in graph.nodes if isinstance(n.bytes, int) and n.bytes < 0]
-        + [k.name for k in graph.kernels if k.bytes is not None and k.bytes < 0])
-    say(f"sizes over {MAX_BYTES:,} bytes (1 PiB)",
-        [n.name for n in graph.nodes if _over(n.bytes)]
-        + [k.name for k in graph.kernels if _over(k.bytes)])
+    for view, items in ((GRAPH, graph.nodes), (KERNELS, graph.kernels)):
+        say("negative sizes", [x.name for x in items
+                               if isinstance(x.bytes, int | float) and x.bytes < 0], view)
+        say(f"sizes over {MAX_BYTES:,} bytes (1 PiB)",
+            [x.name for x in items if _over(x.bytes)], view)
     say("kernel groups naming nodes that are not in the graph",
-        [k.name for k in graph.kernels if any(m not in known for g in k.groups for m in g)])
+        [k.name for k in graph.kernels if any(m not in known for g in k.groups for m in g)],
+        KERNELS)
     say("final groups naming nodes that are not in the graph",
         sorted({m for g in graph.final_groups for m in g if m not in known}, key=_natural))
     say("reorders naming nodes that are not in the graph",
@@ -91,47 +107,51 @@ def graph_problems(graph: Graph) -> list[str]:
         [f"{f} {getattr(graph, f)}" for f in ("compile_s", "fusion_s")
          if not _ok_time(getattr(graph, f))])
     say(IMPOSSIBLE, _amounts(graph, f"graph {graph.index}")
-        + [x for k in graph.kernels
-           for x in _amounts(k, f"kernel {k.name}") + _measures(k.launch, f"kernel {k.name}")]
         + [x for e in graph.edges for x in _amounts(e, f"edge {e.src} → {e.dst}")]
         + [x for n in graph.nodes if n.collective is not None
            for x in _amounts(n.collective, f"{n.name} collective")]
-        + (_amounts(graph.timing, "timing") + _measures(graph.timing.load, "timing")
-           if graph.timing is not None else [])
         + [x for b in (*graph.break_reasons, *filter(None, [graph.resumed_after]))
            for x in _amounts(b, "graph break")]
         + [x for r in graph.reorders for x in _amounts(r, f"reorder {r.name}")])
+    say(IMPOSSIBLE, [x for k in graph.kernels for x in _amounts(k, f"kernel {k.name}")
+                     + _measures(k.launch, f"kernel {k.name}")]
+        + (_amounts(graph.timing, "timing") + _measures(graph.timing.load, "timing")
+           if graph.timing is not None else []), KERNELS)
     say("times that are not finite or are negative",
         [k.name for k in graph.kernels if not _ok_time(k.ms)] + [
             f"graph {f}" for f in ("compiled_ms", "eager_ms", "compiled_wall_ms",
                                    "compiled_device_ms", "eager_wall_ms", "eager_device_ms")
-            if graph.timing is not None and not _ok_time(getattr(graph.timing, f))])
+            if graph.timing is not None and not _ok_time(getattr(graph.timing, f))], KERNELS)
     return out
 
 
-def detail_problems(graph: Graph, *, quiet_if_unreadable: bool = False) -> list[str]:
+def detail_problems(graph: Graph, *, quiet_if_unreadable: bool = False) -> Problems:
     """What the rounds and node details of ``graph`` name or say that cannot be (reads
     them). A malformed part of them is a line of its own, or nothing with
     ``quiet_if_unreadable`` (the window: whichever view reads it says so)."""
-    out = []
-    for what, check in (("rounds", _detail_problems), ("node details", _node_problems)):
+    parts = []
+    for what, view, check in (("rounds", ROUNDS, _round_problems),
+                              ("node details", DETAILS, _node_problems)):
         try:
-            out += check(graph)
+            parts.append(check(graph))
         except TraceError as e:
-            out += [] if quiet_if_unreadable else [f"the {what} cannot be read: {e}"]
-    return out
+            parts.append(unreadable := Problems())
+            if not quiet_if_unreadable:
+                unreadable.append(f"the {what} cannot be read: {e}")
+                unreadable.views[view] = list(unreadable)
+    return Problems(*parts)
 
 
-def _node_problems(graph: Graph) -> list[str]:
-    say = _Say()
+def _node_problems(graph: Graph) -> Problems:
+    say = Problems()
     say(IMPOSSIBLE, [x for n in graph.nodes for a in (*n.reads, *n.writes, *n.origins)
-                     for x in _amounts(a, n.name)])
+                     for x in _amounts(a, n.name)], DETAILS)
     return say
 
 
-def _detail_problems(graph: Graph) -> list[str]:
+def _round_problems(graph: Graph) -> Problems:
     known = {n.name for n in graph.nodes}
-    say = _Say()
+    say = Problems()
     lost, outcomes, strays, bad_sizes, bad_times = [], [], [], [], []
     amounts, spills = [], []
     for r in graph.rounds:  # (lazily built, as are their candidates and verdicts)
@@ -165,40 +185,44 @@ def _detail_problems(graph: Graph) -> list[str]:
         if not _ok_time(r.wall_s):
             bad_times.append(f"{where} {r.wall_s}")
         lost += [f"{where}: {m}" for g in groups for m in g if m not in known]
-    say("rounds naming nodes that are not in the graph", list(dict.fromkeys(lost)))
-    say("candidates of an unknown outcome", outcomes)
-    say("candidates whose sides are not among the round's groups", strays)
-    say(f"round sizes negative or over {MAX_BYTES:,} bytes", bad_sizes)
-    say("round times that are not finite or are negative", bad_times)
-    say("benchmark spills fusionviz does not know", spills)
-    say(IMPOSSIBLE, amounts)
+    say("rounds naming nodes that are not in the graph", list(dict.fromkeys(lost)), ROUNDS)
+    say("candidates of an unknown outcome", outcomes, ROUNDS)
+    say("candidates whose sides are not among the round's groups", strays, ROUNDS)
+    say(f"round sizes negative or over {MAX_BYTES:,} bytes", bad_sizes, ROUNDS)
+    say("round times that are not finite or are negative", bad_times, ROUNDS)
+    say("benchmark spills fusionviz does not know", spills, ROUNDS)
+    say(IMPOSSIBLE, amounts, ROUNDS)
     return say
 
 
-def trace_problems(trace: Trace) -> list[str]:
+def trace_problems(trace: Trace) -> Problems:
     """What the trace says of itself that cannot be: the script's status and numbers,
     the compiled callables' times."""
-    say = _Say()
+    say = Problems()
     s = trace.script
     say("a script status fusionviz does not know", [s.status] if s.status not in STATUSES
-        else [])
+        else [], SCRIPT)
     say("script numbers that are not finite or are negative",
         ([f"duration_s {s.duration_s}"] if not _ok_time(s.duration_s) else [])
         + ([f"exit_code {s.exit_code}"] if s.exit_code is not None
-           and not -(1 << 31) <= s.exit_code < 1 << 31 else []))
+           and not -(1 << 31) <= s.exit_code < 1 << 31 else []), SCRIPT)
     say("compiled callables of a kind fusionviz does not know",
-        [f"{e.name} ({e.kind})" for e in trace.entries if e.kind not in ENTRY_KINDS])
+        [f"{e.name} ({e.kind})" for e in trace.entries if e.kind not in ENTRY_KINDS], ENTRIES)
     say(IMPOSSIBLE, [x for e in trace.entries for x in [
         *_amounts(e, e.name), *_measures(e.load, e.name),
         *(x for k in e.kernels for x in _amounts(k, f"{e.name} eager kernel {k.name}")),
-        *(x for f in dataclasses.fields(e) if isinstance(getattr(e, f.name), Samples)
-          for x in _amounts(getattr(e, f.name), f"{e.name} {f.name}"))]])
+        *(x for samples in _samples(e) for x in _amounts(samples, e.name))]], ENTRIES)
     say("compiled callables' times that are not finite or are negative",
         [e.name for e in trace.entries if not all(
-            _ok_time(ms) for part in ("eager", "compiled") for side in ("forward", "backward")
-            for samples in (getattr(e, f"{part}_{side}"),) if samples is not None
-            for ms in (*samples.wall, *samples.device))])
+            _ok_time(ms) for samples in _samples(e) for ms in (*samples.wall, *samples.device))],
+        ENTRIES)
     return say
+
+
+def _samples(entry) -> list[Samples]:
+    """Every side an entry timed: eager, compiled and CUDA graphs, forward and backward."""
+    return [v for f in dataclasses.fields(entry)
+            if isinstance(v := getattr(entry, f.name), Samples)]
 
 
 def _over(size) -> bool:

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fusionviz.model import lazy
+from fusionviz.model import lazy, validate
 from fusionviz.model.errors import TraceError
 from fusionviz.model.experiment.ranks import rank_siblings
 from fusionviz.model.fusion_steps import fusion_steps
@@ -42,7 +42,12 @@ from fusionviz.model.report.script_status import script_failure
 from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.model.tracefile.save_as import save_trace_as
-from fusionviz.model.validate import detail_problems, graph_problems
+from fusionviz.model.validate import (
+    Problems,
+    detail_problems,
+    graph_problems,
+    trace_problems,
+)
 from fusionviz.model.whatif import WHAT_IFS
 from fusionviz.ui import editor, export
 from fusionviz.ui.charts.pane import ChartsPane
@@ -59,6 +64,7 @@ from fusionviz.ui.ledger.pane import LedgerPane
 from fusionviz.ui.ledger.why_not import WhyNotDialog
 from fusionviz.ui.menus import build_menus
 from fusionviz.ui.plain import SafeBrowser, menu_text, plain
+from fusionviz.ui.problem_strip import ProblemStrip, WithStrip
 from fusionviz.ui.run.controller import CAPTURE, RANKS, RunController, RunProgress
 from fusionviz.ui.run.experiments import ExperimentActions, WindowHooks
 from fusionviz.ui.theme import apply_theme, is_dark
@@ -109,7 +115,16 @@ class MainWindow(QMainWindow):
         box = QVBoxLayout(center)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(0)
-        for w in (self.stepper, self.find_bar, self.graph_view):
+        # Where the part of the trace a view shows does not hold together, the view says
+        # so above itself (validate's problems by view); Notices lists them all.
+        self.strips = {validate.GRAPH: ProblemStrip("This graph"),
+                       validate.ROUNDS: ProblemStrip("This graph's fusion record"),
+                       validate.KERNELS: ProblemStrip("This graph's kernel record"),
+                       validate.DETAILS: ProblemStrip("This graph's node details"),
+                       validate.ENTRIES: ProblemStrip("The compiled-vs-eager record")}
+        for strip in self.strips.values():
+            strip.sig_clicked.connect(self._front_notices)
+        for w in (self.stepper, self.find_bar, self.strips[validate.GRAPH], self.graph_view):
             box.addWidget(w)
         # Comparisons open as closable tabs beside the explorer (the tab bar shows
         # only then), not as windows over it.
@@ -175,11 +190,15 @@ class MainWindow(QMainWindow):
             "modules": self._dock("Modules", "dock_modules", self.module_outline, left),
             "notices": self._dock("Notices", "dock_notices", self.notices, left),
             "kernel": self._dock("Kernel", "dock_kernel", self.kernel_pane, right),
-            "details": self._dock("Details", "dock_details", self.details_pane, right),
-            "ledger": self._dock("Fusion ledger", "dock_ledger", self.ledger, bottom),
-            "kernels": self._dock("Kernels", "dock_kernels", self.kernel_table, bottom),
+            "details": self._dock("Details", "dock_details", WithStrip(
+                self.details_pane, self.strips[validate.DETAILS]), right),
+            "ledger": self._dock("Fusion ledger", "dock_ledger", WithStrip(
+                self.ledger, self.strips[validate.ROUNDS]), bottom),
+            "kernels": self._dock("Kernels", "dock_kernels", WithStrip(
+                self.kernel_table, self.strips[validate.KERNELS]), bottom),
             "charts": self._dock("Charts", "dock_charts", self.charts_pane, bottom),
-            "eager": self._dock("Compiled vs eager", "dock_eager", self.eager_pane, bottom),
+            "eager": self._dock("Compiled vs eager", "dock_eager", WithStrip(
+                self.eager_pane, self.strips[validate.ENTRIES]), bottom),
             "output": self._dock("Script output", "dock_output", self.output, bottom),
         }
 
@@ -194,7 +213,9 @@ class MainWindow(QMainWindow):
         self.warmer = IdleWork(self)
         self._opening = False
         self._full_trace = None  # the trace as loaded, while kernels only are shown
-        self._checked: tuple = (None, [], False)  # (graph, its problems, rounds checked)
+        # (graph, its Problems, rounds and details checked); (trace, its Problems)
+        self._checked: tuple = (None, Problems(), False)
+        self._trace_checked: tuple = (None, Problems())
         self.env_label = plain(QLabel())  # torch, triton, device: as the trace says
         # One rank's trace of a multi-rank capture: switch the explorer to another rank.
         self.rank_selector = QComboBox()
@@ -441,6 +462,9 @@ class MainWindow(QMainWindow):
         lines += [untested.capitalize()] if untested else []
         lines += list(trace.warnings)
         lines += [f"{p.where}: {p.message}" for p in trace.problems]
+        if self._trace_checked[0] is not trace:
+            self._trace_checked = (trace, trace_problems(trace))
+        lines += [f"trace does not hold together: {p}" for p in self._trace_checked[1]]
         graph = self.state.graph
         if graph is not None:
             lines += [f"graph {graph.index}: {w}" for w in graph.warnings]
@@ -451,7 +475,7 @@ class MainWindow(QMainWindow):
             if not self._checked[2] and not self.completer.running and not self._opening:
                 # the rounds are read lazily, on the idle path: checked once all is read
                 more = detail_problems(graph, quiet_if_unreadable=True)
-                self._checked = (graph, self._checked[1] + more, True)
+                self._checked = (graph, Problems(self._checked[1], more), True)
             lines += [f"graph {graph.index} does not hold together: {p}"
                       for p in self._checked[1]]
             timing = graph.timing
@@ -469,10 +493,20 @@ class MainWindow(QMainWindow):
         if trace is not None and trace.script.traceback:
             html += f"<pre>{escape(trace.script.traceback)}</pre>"
         self.notices.setHtml(html)
+        views = {**(self._checked[1].views if self._checked[0] is self.state.graph
+                    and self.state.graph is not None else {}),
+                 **(self._trace_checked[1].views if self._trace_checked[0] is trace
+                    and trace is not None else {})}
+        for view, strip in self.strips.items():
+            strip.set_problems(views.get(view, []))
         self.notice_label.setText(f"⚠ {len(lines)} notice{'s' if len(lines) != 1 else ''}"
                                   if lines else "")
         if lines:
             self.docks["notices"].show()
+
+    def _front_notices(self) -> None:
+        self.docks["notices"].show()
+        self.docks["notices"].raise_()
 
     # ---- commands -------------------------------------------------------------------------
     def show_find(self) -> None:

@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QToolTip
 
 from fusionviz.model.synthetic import synthetic_trace
@@ -22,6 +22,7 @@ from fusionviz.model.trace import Edge
 from fusionviz.model.tracefile.io import save_trace
 
 TRACE = synthetic_trace(120, seed=2, rounds=3)
+REAL = Path(__file__).parents[1] / "data" / "gpu_llama_hf_train.json.gz"  # a compiled entry too
 GOOD = "good.json.gz"
 
 
@@ -209,3 +210,58 @@ def test_a_round_that_does_not_hold_together_is_a_notice_once_its_rounds_are_rea
     notices = window.notice_lines()
     assert any("does not hold together: candidates of an unknown outcome: round 1"
                in line for line in notices), notices
+
+
+def test_each_view_says_in_place_what_of_its_part_does_not_hold_together(
+        window, qtbot, tmp_path):
+    """A graph edge to a node that is nowhere, a kernel's register count of -7, a
+    candidate of an unknown outcome, an origin line of -3 and a NaN eager time: the
+    graph, the Kernels table, the ledger, Details and Compiled vs eager each show a
+    strip above themselves naming their own problem (and only theirs); a click on a
+    strip brings Notices to the front; a trace that holds together shows none."""
+    import math
+
+    from fusionviz.model import validate
+    from fusionviz.model.tracefile.io import load_trace
+
+    real = load_trace(str(REAL))
+    g = real.graphs[0]
+    r = next(r for r in g.rounds if r.candidates)
+    c, *rest = r.candidates
+    node = next(n for n in g.nodes if n.origins)
+    k = g.kernels[0]
+    e = real.entries[0]
+    g = dataclasses.replace(
+        g, edges=(*g.edges, Edge(g.nodes[0].name, "op_nowhere", "buf_x")),
+        kernels=(dataclasses.replace(k, n_regs=-7), *g.kernels[1:]),
+        rounds=tuple(dataclasses.replace(x, candidates=(
+            dataclasses.replace(c, outcome="exploded"), *rest)) if x is r else x
+            for x in g.rounds),
+        nodes=tuple(dataclasses.replace(n, origins=(dataclasses.replace(
+            n.origins[0], line=-3), *n.origins[1:])) if n is node else n for n in g.nodes))
+    e = dataclasses.replace(e, eager_forward=dataclasses.replace(
+        e.eager_forward, wall=(math.nan, *e.eager_forward.wall[1:])))
+    broken = dataclasses.replace(real, graphs=(g, *real.graphs[1:]), entries=(e,))
+    path = tmp_path / "broken_views.json.gz"
+    save_trace(broken, str(path))
+    assert window.open_trace(str(path)), window.errors
+    qtbot.waitUntil(lambda: not window.completer.running, timeout=20000)
+    strips = window.strips
+    expected = {validate.GRAPH: "edges naming nodes that are not in the graph: op",
+                validate.KERNELS: f"kernel {k.name} n_regs -7",
+                validate.ROUNDS: "candidates of an unknown outcome",
+                validate.DETAILS: f"{node.name} line -3",
+                validate.ENTRIES: "compiled callables' times that are not finite"}
+    for view, text in expected.items():
+        assert strips[view].isVisibleTo(window) and strips[view].lines, view
+        assert text in strips[view].text(), (view, strips[view].text())
+        assert strips[view].textFormat() == Qt.TextFormat.PlainText
+        others = [v for v in expected if v != view]
+        assert not any(text in strips[v].text() for v in others), view
+        assert all(line in "\n".join(window.notice_lines()) for line in strips[view].lines)
+    window.docks["charts"].raise_()
+    qtbot.mouseClick(strips[validate.KERNELS], Qt.MouseButton.LeftButton)
+    assert window.docks["notices"].isVisible()
+    assert window.open_trace(str(REAL))
+    qtbot.waitUntil(lambda: not window.completer.running, timeout=20000)
+    assert not any(s.isVisibleTo(window) for s in strips.values())

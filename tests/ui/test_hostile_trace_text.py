@@ -375,7 +375,8 @@ def to_front(window, dock: str) -> QWidget:
     """Bring a dock to the front (a pane draws what is seen); returns its pane."""
     window.docks[dock].show()
     window.docks[dock].raise_()
-    return window.docks[dock].widget()
+    widget = window.docks[dock].widget()
+    return getattr(widget, "pane", widget)  # a pane with its problem strip: the pane
 
 
 def fill_charts(window, found: Findings) -> None:
