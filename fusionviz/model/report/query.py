@@ -236,4 +236,9 @@ def query_text(doc: dict) -> str:
             ("graph", "round", "rank", "pair", "outcome", "reasons"),
             ((x["graph"], x["round"], x["rank"], f"{group(x['a'])} × {group(x['b'])}",
               x["outcome"], x["reasons"]) for x in doc["ledger"]))]
+    said = ([f"warning  {w}" for w in doc["warnings"]]
+            + [f"problem  {p['where']}: {p['message']}" for p in doc["problems"]]
+            + [f"problem  graph {g['index']}: {p}" for g in doc["graphs"] for p in g["problems"]])
+    if said:  # what summary lists too: a trace that does not hold together says so
+        parts += ["", *said]
     return "\n".join(parts)
