@@ -115,6 +115,10 @@ class Reason:
 
     text: str
     check: str = ""  # WhyNoFuse | CppScheduling.can_fuse_vertical | ...
+    # Inductor's log names the pair the other way round ("cannot fuse b with a"): its
+    # backend checked (b, a) for the (a, b) the scheduler asked (Triton swaps a
+    # reduction and a pointwise to check them)
+    swapped: bool = False
 
 
 @dataclass(frozen=True)

@@ -54,3 +54,40 @@ def test_a_pair_inductor_checks_in_reverse_is_recorded_in_that_order(tmp_path, m
     for a, b, ok in reverse:  # (template, its input's producer): asked and recorded so
         assert said.get((a, b)) is ok, (a, b, sorted(said))
         assert (b, a) in said, "the first question, in its own order, is kept too"
+
+
+def test_a_reason_logged_with_the_pair_swapped_is_marked(tmp_path, monkeypatch):
+    """Triton's backend checks a (reduction, pointwise) pair as (pointwise, reduction)
+    (``SIMDScheduling.can_fuse``: "swap args to hit the case above"), so Inductor's log
+    reads "cannot fuse <pointwise> with <reduction>" for the scheduler's question
+    can_fuse(<reduction>, <pointwise>). No model here reaches it on a GPU (7 real
+    models, 7,850 lines: benchmarks/verdict_order.py), so the C++ backend of a real
+    CPU compile is made to answer that way: the record keeps the scheduler's order and
+    marks the reason, and ``why`` says so."""
+    from torch._inductor.codegen.cpp import CppScheduling
+
+    from fusionviz.model.report.why_report import reason_text
+
+    real = CppScheduling.can_fuse_vertical
+
+    def swapped_check(self, node1, node2):
+        if node1.is_reduction() and not node2.is_reduction():
+            scheduler.WhyNoFuse(node2, node1)("nodes numel incompatibility")
+            return False
+        return real(self, node1, node2)
+
+    monkeypatch.setattr(CppScheduling, "can_fuse_vertical", swapped_check)
+    torch._dynamo.reset()
+    with fresh_inductor_cache(), torch._inductor.config.patch(force_disable_caches=True), \
+            capturing(str(tmp_path / "t.json")) as rec:
+        torch.compile(lambda x: torch.softmax(x * 2.0, dim=-1))(torch.randn(32, 64))
+    reasons = [(c.a, c.b, r) for g in rec.trace().graphs for rd in g.rounds
+               for c in (*rd.verdicts, *rd.candidates) for r in c.reasons
+               if r.text == "nodes numel incompatibility"]
+    assert reasons, "the swapped check was reached"
+    assert all(r.swapped for _, _, r in reasons)
+    assert "Inductor's log names the pair the other way round" in reason_text(reasons[0][2])
+    others = [r for g in rec.trace().graphs for rd in g.rounds
+              for c in (*rd.verdicts, *rd.candidates) for r in c.reasons
+              if r.text != "nodes numel incompatibility"]
+    assert not any(r.swapped for r in others)

@@ -242,7 +242,7 @@ class Hooks:
                 # nested: its reasons belong to the outer call; internal: Inductor's own
                 # check while fusing, benchmarking or cycle-testing, not a candidate's try
                 return orig(scheduler, node1, node2, *args, **kwargs)
-            sink = ReasonSink()
+            sink = ReasonSink(asked=(node1.get_name(), node2.get_name()))
             rule = self._rule(node1, node2)
             if rule and rule[0] == "forbid":
                 sink.reasons.append(Reason(f"forbidden by a fusionviz rule ({','.join(rule[1])})",
@@ -274,7 +274,9 @@ class Hooks:
         def why_call(why, reason, *args):
             orig(why, reason, *args)
             if hooks.sinks:
-                hooks.p.guard("WhyNoFuse", hooks.sinks[-1].reasons.append, _why_reason(reason, args))
+                sink = hooks.sinks[-1]
+                hooks.p.guard("WhyNoFuse", sink.reasons.append,
+                              _why_reason(reason, args, _swapped(why, sink.asked)))
 
         return why_call
 
@@ -504,12 +506,19 @@ def _fuse_now(speedup_by_fusion):
     return result_cls.fuse(True) if result_cls is not None else True
 
 
-def _why_reason(reason: str, args: tuple) -> Reason:
+def _why_reason(reason: str, args: tuple, swapped: bool = False) -> Reason:
     try:
         text = reason % args if args else reason
     except (TypeError, ValueError):
         text = f"{reason} {args}"
-    return Reason(text=text, check="WhyNoFuse")
+    return Reason(text=text, check="WhyNoFuse", swapped=swapped)
+
+
+def _swapped(why, asked: tuple[str, str]) -> bool:
+    """Whether this WhyNoFuse names the pair asked the other way round (its log line
+    reads "cannot fuse b with a" for the scheduler's can_fuse(a, b))."""
+    names = (getattr(why, "name1", None), getattr(why, "name2", None))
+    return asked[0] != asked[1] and names == (asked[1], asked[0])
 
 
 def _add_bench_kernel(bench: BenchRecord, module, ms: float) -> None:

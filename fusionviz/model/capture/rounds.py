@@ -34,6 +34,7 @@ class ReasonSink:
 
     reasons: list[Reason] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    asked: tuple[str, str] = ("", "")  # the pair's names, in the order asked
 
 
 @dataclass

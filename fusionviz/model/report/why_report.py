@@ -25,8 +25,11 @@ def entry_cells(e: WhyEntry) -> tuple[str, ...]:
 
 
 def reason_text(r: Reason) -> str:
-    """``"the text (the check that said no)"``."""
-    return f"{r.text} ({r.check})" if r.check else r.text
+    """``"the text (the check that said no)"``, and whether Inductor's log names the
+    pair the other way round."""
+    check = f"{r.check}; Inductor's log names the pair the other way round" if r.swapped \
+        else r.check
+    return f"{r.text} ({check})" if check else r.text
 
 
 def benchmark_text(b: Benchmark | None) -> str:
