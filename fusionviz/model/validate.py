@@ -27,6 +27,7 @@ MAX_AMOUNT = 1 << 50  # nor is any count, time (ms or s), line or index this lar
 STATUSES = ("running", "ok", "error", "crashed", "timeout", "cancelled", "no_graphs")
 KINDS = ("forward", "backward", "inference")
 ENTRY_KINDS = ("module", "function")
+SIDES = ("forward", "backward")
 SPILLS = ("", "first", "second", "fused")
 # The fields (a number, None, or a tuple of numbers) that count, size or time something,
 # or say where: each must be finite, >= 0 and <= MAX_AMOUNT. Node and kernel bytes and
@@ -208,6 +209,9 @@ def trace_problems(trace: Trace) -> Problems:
            and not -(1 << 31) <= s.exit_code < 1 << 31 else []), SCRIPT)
     say("compiled callables of a kind fusionviz does not know",
         [f"{e.name} ({e.kind})" for e in trace.entries if e.kind not in ENTRY_KINDS], ENTRIES)
+    say("eager kernels of a side fusionviz does not know",
+        [f"{e.name} {k.name} ({k.side})" for e in trace.entries for k in e.kernels
+         if k.side not in SIDES], ENTRIES)
     say(IMPOSSIBLE, [x for e in trace.entries for x in [
         *_amounts(e, e.name), *_measures(e.load, e.name),
         *(x for k in e.kernels for x in _amounts(k, f"{e.name} eager kernel {k.name}")),

@@ -169,7 +169,7 @@ def _bad_number(rng: random.Random, lines: list[bytes]) -> str:
                   and k not in ("version",), lambda old: value)
 
 
-ENUM_KEYS = ("outcome", "status", "category", "kind", "spill")
+ENUM_KEYS = ("outcome", "status", "category", "kind", "spill", "side")
 
 
 def _bad_enum(rng: random.Random, lines: list[bytes]) -> str:
@@ -212,6 +212,7 @@ REFERENCES = frozenset(("src", "dst", "nodes", "groups", "final_groups", "groups
 ENUMS = {("Node", "category"): CATEGORIES, ("Candidate", "outcome"): OUTCOMES,
          ("Script", "status"): STATUSES, ("Graph", "kind"): ("forward", "backward", "inference"),
          ("Entry", "kind"): ("module", "function"),
+         ("EagerKernel", "side"): ("forward", "backward"),
          ("Benchmark", "spill"): ("", "first", "second", "fused")}
 SIGNED = frozenset(("bytes_saved", "exit_code"))  # may be negative (a signal: -9)
 FREE = frozenset(("max_abs_diff",))  # any number: NaN outputs are the user's to see
