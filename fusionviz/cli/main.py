@@ -13,6 +13,7 @@ from fusionviz.cli.capture import add_capture_args, capture_command
 from fusionviz.cli.experiment import add_experiment_args, experiment_command
 from fusionviz.cli.qt_platform import platform_problem
 from fusionviz.cli.query import add_query_args, add_why_args, query_command, why_command
+from fusionviz.cli.replay import add_replay_args, replay_command
 from fusionviz.cli.summary import add_summary_args, summary_command
 
 # command → (its description, what adds its arguments, what runs it, whether the user's
@@ -35,6 +36,11 @@ COMMANDS = {
         "fusionviz.why/1 document. Exit codes: 0 answered, 2 unreadable trace or bad "
         "options, 3 unknown node or graph, or names in several graphs (use --graph).",
         add_why_args, why_command, False),
+    "replay": (
+        "Compile graph N of TRACE again on its own, without the script (optionally with a "
+        "what-if), record it to -o and say whether it took the captured decisions. Exit "
+        "codes: 0 done, 1 the replay failed, 2 not replayable or bad options, 3 no such "
+        "graph, 4 other decisions than the capture.", add_replay_args, replay_command, False),
 }
 
 
@@ -54,6 +60,7 @@ USAGE = """usage: fusionviz [TRACE | SCRIPT | EXPERIMENT_DIR] [--device D] [--mo
        fusionviz summary TRACE|DIR [--rounds]
        fusionviz query TRACE|DIR [--json] [--graph N] [--what graphs,kernels,rounds,ledger|all]
        fusionviz why TRACE A B [--graph N] [--json]
+       fusionviz replay TRACE --graph N -o OUT [--force A,B] [--forbid A,B] [--config K=V]
 
 With no command, open the explorer window on TRACE, SCRIPT or an experiment folder
 (or capture the bundled example when none is given). `fusionviz capture -h` lists its options."""

@@ -333,6 +333,11 @@ class Graph:
     resumed_after: BreakReason | None = None
     reorders: tuple[Reorder, ...] = ()  # passes that reordered the nodes after fusion
     comm_passes: tuple[CommPass, ...] = ()  # FX passes before lowering that changed collectives
+    # What ``fusionviz replay`` compiles again: the graph Inductor received, as code
+    # ("code"), and its inputs' specs ("inputs": shape, stride, offset, dtype, device);
+    # empty when not recorded, and then ``replay_note`` says why
+    replay: dict = field(default_factory=dict)
+    replay_note: str = ""
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ class GraphRecord:
     warnings: list[str] = field(default_factory=list)
     reorders: list[Reorder] = field(default_factory=list)  # post-fusion order passes
     comm_passes: list[CommPass] = field(default_factory=list)  # FX passes on collectives
+    replay: dict = field(default_factory=dict)  # what ``fusionviz replay`` compiles again
+    replay_note: str = ""  # why it is not recorded
 
     def snapshot_nodes(self, scheduler, snodes) -> None:
         """Record the pre-fusion nodes (first ``fuse_nodes`` call of a scheduler)."""
@@ -69,6 +71,8 @@ class GraphRecord:
             warnings=tuple(self.warnings),
             reorders=tuple(self.reorders),
             comm_passes=tuple(self.comm_passes),
+            replay=self.replay,
+            replay_note=self.replay_note,
         )
 
 

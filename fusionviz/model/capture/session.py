@@ -26,6 +26,7 @@ from fusionviz.model.capture.baseline import (
 from fusionviz.model.capture.dynamo_reasons import DynamoReasons
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
+from fusionviz.model.capture.replay_source import replay_source
 from fusionviz.model.capture.timing import clone_inputs, measure
 from fusionviz.model.run.protocol import encode_progress
 from fusionviz.model.run.settle import write_error_text
@@ -154,6 +155,11 @@ class Recorder:
             "inference" if getattr(graph_lowering, "is_inference", False) else "forward")
         g = GraphRecord(index=len(self.graphs), compile_id=str(cid) if cid else "", kind=kind)
         g.comm_passes, self.pending_comm_passes = self.pending_comm_passes, []
+        try:
+            g.replay, g.replay_note = replay_source(graph_lowering)
+        except Exception as e:  # noqa: BLE001 - a graph not replayable is still recorded
+            g.replay_note = f"its replay source could not be recorded: {type(e).__name__}: {e}"
+            g.replay_note = g.replay_note[:500]
         if not self.config:
             self.config = {**_config_snapshot(), **self.requested}
         self.graphs.append(g)

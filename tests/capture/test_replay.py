@@ -1,0 +1,91 @@
+"""``fusionviz replay`` (#20, item 1) on real CPU compiles: each graph of a captured
+train step (forward and backward) compiled again on its own, without the script, takes
+exactly the captured decisions; a forbidden pair changes them; a graph that cannot be
+replayed says why."""
+
+import gzip
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch._inductor.utils import fresh_inductor_cache  # noqa: E402
+
+from fusionviz.cli.main import main  # noqa: E402
+from fusionviz.model.capture.inprocess import capturing  # noqa: E402
+from fusionviz.model.tracefile.io import load_trace, save_trace  # noqa: E402
+
+pytestmark = pytest.mark.torch
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+class _Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(32)
+        self.fc = torch.nn.Linear(32, 32)
+
+    def forward(self, x, idx):
+        h = x + torch.relu(self.fc(self.ln(x)))
+        return h.softmax(-1)[idx].sum()
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("replay") / "step.json.gz"
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    with fresh_inductor_cache(), torch._inductor.config.patch(force_disable_caches=True), \
+            capturing(str(path)):
+        torch.compile(_Block())(torch.randn(8, 32), torch.tensor([0, 3, 5])).backward()
+    trace = load_trace(path)
+    assert [g.kind for g in trace.graphs] == ["forward", "backward"]
+    assert all(g.replay and not g.replay_note for g in trace.graphs)
+    return path
+
+
+@pytest.mark.parametrize("graph", [0, 1], ids=["forward", "backward"])
+def test_a_replay_takes_the_captured_decisions(captured, graph, tmp_path, capsys):
+    out = tmp_path / "replay.json.gz"
+    assert main(["replay", str(captured), "--graph", str(graph), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "the same decisions as the capture" in said, said
+    original, again = load_trace(captured).graphs[graph], load_trace(out).graphs[-1]
+    assert again.kind == original.kind
+    assert [n.name for n in again.nodes] == [n.name for n in original.nodes]
+    assert [(f.a, f.b) for r in again.rounds for f in r.fusions] == \
+        [(f.a, f.b) for r in original.rounds for f in r.fusions]
+    assert [k.nodes for k in again.kernels] == [k.nodes for k in original.kernels]
+
+
+def test_a_forbidden_pair_changes_the_replay(captured, tmp_path, capsys):
+    first = next(f for r in load_trace(captured).graphs[0].rounds for f in r.fusions)
+    pair = f"{first.a[0]},{first.b[0]}"
+    out = tmp_path / "forbidden.json.gz"
+    assert main(["replay", str(captured), "--graph", "0", "--forbid", pair, "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "with the change, against the capture" in said and "fusions:" in said, said
+    fused = [(f.a, f.b) for r in load_trace(out).graphs[-1].rounds for f in r.fusions]
+    assert (first.a, first.b) not in fused
+
+
+def test_a_graph_that_cannot_be_replayed_says_why(captured, tmp_path, capsys):
+    old = DATA / "cpu_mlp_block.json.gz"  # recorded before replay sources were
+    assert main(["replay", str(old), "--graph", "0", "-o", str(tmp_path / "x.json.gz")]) == 2
+    assert "cannot be replayed" in capsys.readouterr().err
+    trace = load_trace(captured)
+    g = trace.graphs[0]
+    evil = replace(g, replay={**g.replay, "code": g.replay["code"].replace(
+        "def forward(self,", "import os\ndef forward(self,")})
+    path = tmp_path / "evil.json.gz"
+    save_trace(replace(trace, graphs=(evil, *trace.graphs[1:])), path)
+    assert main(["replay", str(path), "--graph", "0", "-o", str(tmp_path / "y.json.gz")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be replayed: its code is not replayed" in err, err
+    assert not (tmp_path / "y.json.gz").exists()
+    assert main(["replay", str(captured), "--graph", "7", "-o", str(tmp_path / "z")]) == 3
+    doc = json.loads(gzip.decompress(captured.read_bytes()).split(b"\n")[0])
+    assert doc["graphs"][0]["replay"]["inputs"][0]["dtype"] == "float32"
