@@ -136,5 +136,6 @@ def test_a_bad_part_line_is_parsed_once_and_its_text_not_kept(tmp_path, monkeypa
     assert _read_every_lazy_field_twice(trace, path) > 1000
     assert sorted(parses) == sorted(set(parses))  # each line once
     gc.collect()
-    held = [o for o in gc.get_objects() if isinstance(o, json.JSONDecodeError)]
+    # type(), not isinstance(): some objects of a loaded torch warn when asked __class__
+    held = [o for o in gc.get_objects() if issubclass(type(o), json.JSONDecodeError)]
     assert not held
