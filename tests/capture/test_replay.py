@@ -23,13 +23,20 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 class _Block(torch.nn.Module):
+    """LayerNorm and a gated MLP, then a softmax and an index: in its backward, the
+    saved tensors (freeable, unlike primals_* and tangents_*) steer Inductor's
+    memory-aware order of the kernels, which a replay must keep."""
+
     def __init__(self):
         super().__init__()
-        self.ln = torch.nn.LayerNorm(32)
-        self.fc = torch.nn.Linear(32, 32)
+        self.ln = torch.nn.LayerNorm(64)
+        self.gate = torch.nn.Linear(64, 256, bias=False)
+        self.up = torch.nn.Linear(64, 256, bias=False)
+        self.down = torch.nn.Linear(256, 64, bias=False)
 
     def forward(self, x, idx):
-        h = x + torch.relu(self.fc(self.ln(x)))
+        h = self.ln(x)
+        h = x + self.down(torch.nn.functional.silu(self.gate(h)) * self.up(h))
         return h.softmax(-1)[idx].sum()
 
 
@@ -40,7 +47,8 @@ def captured(tmp_path_factory) -> Path:
     torch.manual_seed(0)
     with fresh_inductor_cache(), torch._inductor.config.patch(force_disable_caches=True), \
             capturing(str(path)):
-        torch.compile(_Block())(torch.randn(8, 32), torch.tensor([0, 3, 5])).backward()
+        x = torch.randn(128, 64, requires_grad=True)
+        torch.compile(_Block())(x, torch.tensor([0, 3, 5])).backward()
     trace = load_trace(path)
     assert [g.kind for g in trace.graphs] == ["forward", "backward"]
     assert all(g.replay and not g.replay_note for g in trace.graphs)

@@ -17,7 +17,8 @@ MAX_CODE = 4 << 20  # characters of graph code kept (a 12-layer GPT-2 step: ~0.3
 
 
 def replay_source(graph_lowering) -> tuple[dict, str]:
-    """(``{"code", "inputs"}``, "") for this GraphLowering, or ({}, why not)."""
+    """(``{"code", "inputs", "donated"}``, "") for this GraphLowering, or ({}, why
+    not)."""
     gm = getattr(graph_lowering, "orig_gm", None)
     inputs = getattr(graph_lowering, "example_inputs", None)
     if gm is None or inputs is None:
@@ -33,7 +34,11 @@ def replay_source(graph_lowering) -> tuple[dict, str]:
     code = gm.code
     if len(code) > MAX_CODE:
         return {}, f"the graph's code is {len(code):,} characters (over {MAX_CODE:,})"
-    return {"code": code, "inputs": specs}, ""
+    # a backward's saved tensors that Inductor may reuse (DonatedBuffer): they change
+    # its memory-aware order of the kernels
+    donated = [int(i) for i in getattr(graph_lowering, "bw_donated_idxs", None) or ()
+               if getattr(graph_lowering, "is_backward", False)]  # (the forward's: none)
+    return {"code": code, "inputs": specs, "donated": donated}, ""
 
 
 def _spec(x) -> dict | str:

@@ -23,15 +23,20 @@ _TEMPLATE = '''\
 fusionviz; the graph's code was checked (aten and prims calls only)."""
 # graph {index} ({kind}) of {trace}
 
+import inspect
 import json
 
 import torch
 from torch import device  # noqa: F401 (the graph's code may name devices)
 from math import inf, nan  # noqa: F401
+import torch._inductor.graph
 from torch._inductor.compile_fx import compile_fx_inner
 from torch.fx.experimental.proxy_tensor import make_fx
 
 INPUTS = json.loads({inputs!r})
+DONATED = {donated!r}  # a backward's saved tensors Inductor may reuse, as in the capture
+if DONATED and hasattr(torch._inductor.graph, "get_donated_idxs"):
+    torch._inductor.graph.get_donated_idxs = lambda: DONATED
 
 
 class Replay(torch.nn.Module):
@@ -56,6 +61,13 @@ torch.manual_seed(0)
 args = [make(spec) for spec in INPUTS]
 with torch.no_grad():
     gm = make_fx(Replay(), tracing_mode="real")(*args)
+    # make_fx names the inputs arg0_1, ...; Inductor reads their names (a backward's
+    # saved tensors, not primals_* or tangents_*, may be freed early): keep the graph's
+    names = list(inspect.signature(Replay.forward).parameters)[1:]
+    for node, name in zip([n for n in gm.graph.nodes if n.op == "placeholder"], names,
+                          strict=True):
+        node.target = name
+    gm.recompile()
     compiled = compile_fx_inner(gm, args, is_backward={backward}, is_inference={inference})
     compiled(list(args))
 print("REPLAYED graph {index}")
@@ -71,6 +83,10 @@ def replay_problems(graph: Graph) -> list[str]:
     if not isinstance(code, str) or not isinstance(inputs, list):
         return ["its replay source is malformed (code or inputs missing)"]
     problems = [f"its code is not replayed: {p}" for p in code_problems(code)]
+    donated = graph.replay.get("donated", [])
+    if not isinstance(donated, list) or not all(type(i) is int and 0 <= i < len(inputs)
+                                                 for i in donated):
+        problems.append(f"its donated inputs are malformed: {str(donated)[:80]}")
     for i, spec in enumerate(inputs):
         if not _good_spec(spec):
             problems.append(f"its input {i} is malformed: {str(spec)[:80]}")
@@ -84,7 +100,8 @@ def replay_script(graph: Graph, trace_path: str) -> str:
         index=graph.index, kind=ascii(graph.kind), trace=ascii(trace_path),
         inputs=json.dumps(graph.replay["inputs"]),
         code=textwrap.indent(textwrap.dedent(graph.replay["code"]).strip(), "    "),
-        backward=graph.kind == "backward", inference=graph.kind == "inference")
+        backward=graph.kind == "backward", inference=graph.kind == "inference",
+        donated=[int(i) for i in graph.replay.get("donated", ())])
 
 
 _DTYPES = frozenset(("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16",
