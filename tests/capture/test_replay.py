@@ -97,3 +97,19 @@ def test_a_graph_that_cannot_be_replayed_says_why(captured, tmp_path, capsys):
     assert main(["replay", str(captured), "--graph", "7", "-o", str(tmp_path / "z")]) == 3
     doc = json.loads(gzip.decompress(captured.read_bytes()).split(b"\n")[0])
     assert doc["graphs"][0]["replay"]["inputs"][0]["dtype"] == "float32"
+
+
+def test_a_graph_of_dynamic_shapes_says_it_cannot_be_replayed(tmp_path, capsys):
+    from fusionviz.model.report.summary import summary_text
+
+    path = tmp_path / "dynamic.json.gz"
+    torch._dynamo.reset()
+    with fresh_inductor_cache(), torch._inductor.config.patch(force_disable_caches=True), \
+            capturing(str(path)):
+        torch.compile(lambda x: (x.sin() * 2).sum(0), dynamic=True)(torch.randn(8, 4))
+    trace = load_trace(path)
+    graph = trace.graphs[0]
+    assert not graph.replay and "dynamic shapes are not replayed" in graph.replay_note
+    assert "replay: not possible: input" in summary_text(trace)
+    assert main(["replay", str(path), "--graph", "0", "-o", str(tmp_path / "r.json.gz")]) == 2
+    assert "dynamic shapes are not replayed" in capsys.readouterr().err

@@ -44,10 +44,12 @@ def replay_source(graph_lowering) -> tuple[dict, str]:
 def _spec(x) -> dict | str:
     if isinstance(x, torch.Tensor):
         if any(not isinstance(d, int) for d in (*x.shape, *x.stride(), x.storage_offset())):
-            return "symbolic shape (dynamic shapes are not replayed)"
+            return "a symbolic shape (dynamic shapes are not replayed)"
         return {"shape": list(x.shape), "stride": list(x.stride()),
                 "offset": x.storage_offset(), "dtype": str(x.dtype).removeprefix("torch."),
                 "device": str(x.device), "requires_grad": bool(x.requires_grad)}
+    if isinstance(x, torch.SymInt | torch.SymFloat | torch.SymBool):
+        return "a symbolic size (dynamic shapes are not replayed)"
     if isinstance(x, bool | int | float) or x is None:
         return {"value": x}
     return f"a {type(x).__name__}, not a tensor or a number"

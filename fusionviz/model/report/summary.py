@@ -68,6 +68,8 @@ def graph_lines(g: Graph) -> list[str]:
         about = f"  ({about})" if about else ""
         lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{about}{regs}")
     lines += [f"  warning: {w}" for w in g.warnings]
+    if g.replay_note:  # recorded by this fusionviz, yet not replayable: say why
+        lines.append(f"  replay: not possible: {g.replay_note}")
     lines += [f"  problem: {p}" for p in graph_problems(g) + detail_problems(g)]
     return lines
 
