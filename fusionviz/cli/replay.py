@@ -62,6 +62,9 @@ def replay_command(opts: argparse.Namespace) -> int:
         return _fail(f"cannot write the replay's trace: {problem} (-o/--out)", 2)
     changed = bool(whatif.forbid or whatif.force or whatif.keep_spills or config or opts.mode
                    or whatif.stop_after_round is not None)
+    # the Inductor settings the capture compiled with (benchmark_fusion, max_autotune, ...),
+    # then the user's: a replay decides as the capture did
+    config = {**captured_settings(trace.config), **config}
     with tempfile.TemporaryDirectory(prefix="fusionviz-replay-") as folder:
         script = Path(folder) / f"replay_graph_{graph.index}.py"
         script.write_text(replay_script(graph, opts.trace), encoding="utf-8")
@@ -87,6 +90,16 @@ def replay_command(opts: argparse.Namespace) -> int:
              "kernels")
     print(f"trace written to {opts.out}")
     return DIFFERENT if differences and not changed else 0
+
+
+MACHINE_SETTINGS = ("compile_threads", "force_disable_caches", "fx_graph_cache")
+
+
+def captured_settings(config: dict) -> dict:
+    """The trace's recorded Inductor settings a replay applies: scalar values, without
+    the ones of the machine or the capture itself (threads, caches)."""
+    return {k: v for k, v in config.items() if k not in MACHINE_SETTINGS
+            and isinstance(v, bool | int | float | str)}
 
 
 def _fail(message: str, code: int) -> int:

@@ -113,3 +113,21 @@ def test_a_graph_of_dynamic_shapes_says_it_cannot_be_replayed(tmp_path, capsys):
     assert "replay: not possible: input" in summary_text(trace)
     assert main(["replay", str(path), "--graph", "0", "-o", str(tmp_path / "r.json.gz")]) == 2
     assert "dynamic shapes are not replayed" in capsys.readouterr().err
+
+
+def test_a_replay_compiles_with_the_captures_inductor_settings(captured, tmp_path, capsys):
+    """Captured with max_fusion_size=2 (fewer fusions than the default), the replay
+    decides the same without being told: it applies the trace's recorded settings."""
+    path = tmp_path / "small_fusions.json.gz"
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    with fresh_inductor_cache(), torch._inductor.config.patch(
+            force_disable_caches=True, max_fusion_size=2), capturing(str(path)):
+        x = torch.randn(128, 64, requires_grad=True)
+        torch.compile(_Block())(x, torch.tensor([0, 3, 5])).backward()
+    small, default = load_trace(path), load_trace(captured)
+    assert small.config["max_fusion_size"] == 2
+    fusions = [sum(len(r.fusions) for r in t.graphs[0].rounds) for t in (small, default)]
+    assert fusions[0] < fusions[1], fusions
+    assert main(["replay", str(path), "--graph", "0", "-o", str(tmp_path / "r.json.gz")]) == 0
+    assert "the same decisions as the capture" in capsys.readouterr().out
