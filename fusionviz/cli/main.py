@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fusionviz.cli.advise import add_advise_args, advise_command
 from fusionviz.cli.capture import add_capture_args, capture_command
 from fusionviz.cli.experiment import add_experiment_args, experiment_command
 from fusionviz.cli.qt_platform import platform_problem
@@ -41,6 +42,11 @@ COMMANDS = {
         "what-if), record it to -o and say whether it took the captured decisions. Exit "
         "codes: 0 done, 1 the replay failed, 2 not replayable or bad options, 3 no such "
         "graph, 4 other decisions than the capture.", add_replay_args, replay_command, False),
+    "advise": (
+        "List what in each graph of TRACE may be worth changing (refused pairs, settings), "
+        "ranked by estimate, with the replay command that tries each; nothing is measured. "
+        "Exit codes: 0 done, 2 unreadable trace, 3 no such graph.", add_advise_args,
+        advise_command, False),
 }
 
 
@@ -61,6 +67,7 @@ USAGE = """usage: fusionviz [TRACE | SCRIPT | EXPERIMENT_DIR] [--device D] [--mo
        fusionviz query TRACE|DIR [--json] [--graph N] [--what graphs,kernels,rounds,ledger|all]
        fusionviz why TRACE A B [--graph N] [--json]
        fusionviz replay TRACE --graph N -o OUT [--force A,B] [--forbid A,B] [--config K=V]
+       fusionviz advise TRACE [--graph N] [--top K] [--json]
 
 With no command, open the explorer window on TRACE, SCRIPT or an experiment folder
 (or capture the bundled example when none is given). `fusionviz capture -h` lists its options."""

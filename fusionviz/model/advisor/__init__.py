@@ -1,0 +1,1 @@
+"""The fusion advisor (#20): what in a captured graph may be worth changing, ranked."""

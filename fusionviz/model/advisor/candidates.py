@@ -1,0 +1,164 @@
+"""The fusion advisor's candidates, ranked by estimate (#20, item 2): what in one
+captured graph may be worth changing, before anything is measured.
+
+Pairs: every pair Inductor refused (a ledger candidate rejected, timed slower, vetoed
+for register spills or a cycle, or a scan verdict that said no), estimated by the
+bytes fusing would save: a buffer one side writes and the other reads is written and
+read once less (only read once less when something else reads it too), a buffer both
+read is read once less (nothing for a pair Inductor found no shared data in). Time: those bytes at the GPU's peak bandwidth (the signal
+Inductor's ``score_fusion_memory`` uses), an upper bound. Extern calls, collectives
+and no-ops are left out: Inductor never fuses them.
+
+Configurations: those that apply to the graph at hand (CUDA graphs for a graph whose
+wall time per call is well above its device time, ``benchmark_fusion`` where it is off
+and refusals were close calls, ``max_autotune`` where library matmuls take a large
+share of the time, ``combo_kernels`` for many tiny kernels), with an estimate where
+the trace holds one.
+
+Each candidate says how to try it (``fusionviz replay`` with a what-if) and how to
+apply it. Nothing here is measured: item 3 verifies the best few by replay.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from fusionviz.model.trace import Graph, Group, Trace
+
+UNFUSABLE = frozenset(("extern", "collective", "nop"))
+REFUSED = ("rejected", "benchmark_slower", "spill", "cycle")
+LAUNCH_BOUND = 2.0  # wall per call over device time per call: launches dominate
+MATMUL_SHARE = 0.2  # library matmuls' share of kernel time worth autotuning
+TINY_KERNELS, TINY_MS = 40, 0.01  # that many kernels under this many ms: combo kernels
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One thing worth trying on a graph."""
+
+    kind: str  # "pair" | "config"
+    what: str  # op3 + op7, or benchmark_fusion=True
+    why: str  # Inductor's reason, or what in the graph makes the setting apply
+    bytes_saved: int | None  # pairs: the estimate's bytes
+    ms: float | None  # estimated gain per graph call (an upper bound), None: unknown
+    try_args: tuple[str, ...]  # fusionviz replay arguments that try it
+    apply: str  # how a user would apply it
+
+
+def rank(trace: Trace, graph: Graph) -> list[Candidate]:
+    """Every candidate of ``graph``, the largest estimate first (unknown ones last)."""
+    gb_s = trace.env.get("peak_dram_gb_s") if graph.device.startswith("cuda") else None
+    found = _pairs(graph, gb_s if isinstance(gb_s, int | float) and gb_s > 0 else None)
+    found += _configs(trace, graph)
+    ordered = sorted(found, key=lambda c: (c.ms is None, -(c.ms or 0), -(c.bytes_saved or 0),
+                                           c.what))
+    tried: set[tuple[str, ...]] = set()  # the same rule from later rounds: tried once
+    return [c for c in ordered if not (c.try_args in tried or tried.add(c.try_args))]
+
+
+def _pairs(graph: Graph, gb_s: float | None) -> list[Candidate]:
+    category = {n.name: n.category for n in graph.nodes}
+    writes = {n.name: {a.buffer: a.bytes for a in n.writes} for n in graph.nodes}
+    reads = {n.name: {a.buffer: a.bytes for a in n.reads} for n in graph.nodes}
+    readers: dict[str, set[str]] = defaultdict(set)
+    for name, bufs in reads.items():
+        for buf in bufs:
+            readers[buf].add(name)
+    seen: dict[tuple[Group, Group], tuple[str, str]] = {}
+    for r in graph.rounds:
+        for c in r.candidates:
+            if c.outcome in REFUSED:
+                seen.setdefault((c.a, c.b), (c.outcome, _reason(c.reasons, c.outcome)))
+        for v in r.verdicts:
+            if not v.ok:
+                seen.setdefault((v.a, v.b), ("rejected", _reason(v.reasons, "rejected")))
+    out = []
+    for (a, b), (outcome, reason) in seen.items():
+        if any(category.get(m, "other") in UNFUSABLE for m in (*a, *b)):
+            continue
+        # Inductor found no memory access the two share: fusing them saves nothing
+        saved = 0 if "no shared data" in reason else _bytes_saved(a, b, writes, reads,
+                                                                   readers)
+        ms = saved / (gb_s * 1e6) if gb_s and saved else None
+        out.append(Candidate(
+            kind="pair", what=f"{_label(a)} with {_label(b)}",
+            why=f"{outcome}: {reason}" if reason else outcome, bytes_saved=saved, ms=ms,
+            # a rule names one node of each side: it joins the groups that hold them
+            try_args=("--force", f"{a[0]},{b[0]}"),
+            apply=_apply_pair(outcome, reason)))
+    return out
+
+
+def _bytes_saved(a: Group, b: Group, writes, reads, readers) -> int:
+    """Bytes one kernel instead of two would not move: a buffer one side writes and the
+    other reads (its write too when nothing outside the pair reads it), a buffer both
+    sides read."""
+    inside = set(a) | set(b)
+    saved = 0
+    for first, second in ((a, b), (b, a)):
+        for buf, size in {k: v for n in first for k, v in writes.get(n, {}).items()}.items():
+            if any(buf in reads.get(n, {}) for n in second):
+                saved += size * (2 if readers[buf] <= inside else 1)
+    read_a = {k: v for n in a for k, v in reads.get(n, {}).items()}
+    read_b = {k for n in b for k in reads.get(n, {})}
+    written = {k for n in inside for k in writes.get(n, {})}
+    saved += sum(v for k, v in read_a.items() if k in read_b and k not in written)
+    return saved
+
+
+def _label(group: Group) -> str:
+    return "+".join(group) if len(group) <= 3 else f"{'+'.join(group[:2])}+… ({len(group)} nodes)"
+
+
+def _reason(reasons, outcome: str) -> str:
+    return "; ".join(r.text for r in reasons)[:200] if reasons else ""
+
+
+def _apply_pair(outcome: str, reason: str) -> str:
+    if outcome in ("benchmark_slower", "spill"):
+        return ("torch._inductor.config.benchmark_fusion = False (its timing or register "
+                "check refused the pair; without it Inductor fuses by its heuristics)")
+    if "max_fusion_size" in reason or "exceeds max fusion" in reason:
+        return "torch._inductor.config.max_fusion_size = <larger>"
+    return ("not reachable by configuration: the pair needs a change to the model's code "
+            "(another op order or layout) or to Inductor")
+
+
+def _configs(trace: Trace, graph: Graph) -> list[Candidate]:
+    config, out = trace.config, []
+    t = graph.timing
+    wall, device = (t.compiled_wall_ms, t.compiled_device_ms) if t else (None, None)
+    if graph.device.startswith("cuda") and wall and device and wall > LAUNCH_BOUND * device:
+        out.append(Candidate(
+            kind="config", what='mode="reduce-overhead" (CUDA graphs)',
+            why=f"launch-bound: {wall:.3f} ms wall per call against {device:.3f} ms on the "
+            "device", bytes_saved=None, ms=wall - device,
+            try_args=("--mode", "reduce-overhead"),
+            apply='torch.compile(model, mode="reduce-overhead")'))
+    close = [c for r in graph.rounds for c in r.candidates if c.outcome in ("rejected",)]
+    if graph.device.startswith("cuda") and config.get("benchmark_fusion") is False and close:
+        out.append(Candidate(
+            kind="config", what="benchmark_fusion=True",
+            why=f"off, and {len(close)} candidate(s) were refused by heuristics alone",
+            bytes_saved=None, ms=None, try_args=("--config", "benchmark_fusion=True"),
+            apply="torch._inductor.config.benchmark_fusion = True"))
+    timed = [k for k in graph.kernels if k.ms is not None]
+    total = sum(k.ms for k in timed)
+    matmul = sum(k.ms for k in timed if k.backend == "extern" and "mm" in k.name)
+    if graph.device.startswith("cuda") and not config.get("max_autotune") and total \
+            and matmul / total >= MATMUL_SHARE:
+        out.append(Candidate(
+            kind="config", what="max_autotune=True (mode max-autotune-no-cudagraphs)",
+            why=f"library matmuls take {100 * matmul / total:.0f}% of the kernel time",
+            bytes_saved=None, ms=None, try_args=("--mode", "max-autotune-no-cudagraphs"),
+            apply='torch.compile(model, mode="max-autotune-no-cudagraphs")'))
+    tiny = [k for k in timed if k.ms < TINY_MS and k.backend != "extern"]
+    if graph.device.startswith("cuda") and not config.get("combo_kernels") \
+            and len(tiny) >= TINY_KERNELS:
+        out.append(Candidate(
+            kind="config", what="combo_kernels=True",
+            why=f"{len(tiny)} generated kernels take under {TINY_MS * 1000:.0f} us each",
+            bytes_saved=None, ms=None, try_args=("--config", "combo_kernels=True"),
+            apply="torch._inductor.config.combo_kernels = True"))
+    return out

@@ -1,0 +1,93 @@
+"""The advisor's candidates, ranked by estimate (#20, item 2): on a hand-made graph
+where one refused pair would save most bytes it comes first, and on real GPU traces
+the launch-bound graphs put CUDA graphs first, with commands that try each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fusionviz.cli.main import main
+from fusionviz.model.advisor.candidates import rank
+from fusionviz.model.trace import Access, Candidate, Graph, Node, Reason, Round, Trace
+from fusionviz.model.tracefile.io import load_trace
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+MB = 1 << 20
+
+
+def _node(name, category="pointwise", reads=(), writes=()):
+    return Node(name=name, type="SchedulerNode", category=category,
+                reads=tuple(Access(b, n) for b, n in reads),
+                writes=tuple(Access(b, n) for b, n in writes))
+
+
+def _refused(a, b, reason, outcome="rejected", rank_=0):
+    return Candidate(rank=rank_, a=(a,), b=(b,), outcome=outcome,
+                     reasons=(Reason(reason, "WhyNoFuse"),))
+
+
+def _synthetic() -> tuple[Trace, Graph]:
+    nodes = (
+        _node("op0", reads=[("x", 4 * MB)], writes=[("buf0", 4 * MB)]),
+        _node("op1", reads=[("buf0", 4 * MB)], writes=[("buf1", 4 * MB)]),
+        _node("op2", reads=[("y", 1024)], writes=[("buf2", 1024)]),
+        _node("op3", reads=[("buf2", 1024), ("buf1", 4 * MB)], writes=[("buf3", 1024)]),
+        _node("op4", category="extern", reads=[("buf3", 1024)], writes=[("buf4", 8 * MB)]),
+        _node("op5", reads=[("buf4", 8 * MB)], writes=[("buf5", 8 * MB)]),
+    )
+    rnd = Round(index=1, groups_before=tuple((n.name,) for n in nodes), candidates=(
+        _refused("op2", "op3", "intermediate nodes between node1 & node2"),
+        _refused("op0", "op1", "intermediate nodes between node1 & node2", rank_=1),
+        _refused("op1", "op2", "no shared data", rank_=2),
+        _refused("op4", "op5", "node1 is extern but not a triton kernel", rank_=3),
+        _refused("op0", "op3", "register spilling of the fused kernel", "spill", 4)))
+    graph = Graph(index=0, kind="inference", device="cuda:0", backend="triton", nodes=nodes,
+                  rounds=(rnd,))
+    return Trace(env={"peak_dram_gb_s": 1000.0}, config={"benchmark_fusion": True},
+                 graphs=(graph,)), graph
+
+
+def test_the_pair_that_saves_most_bytes_comes_first():
+    trace, graph = _synthetic()
+    ranked = rank(trace, graph)
+    assert [c.what for c in ranked] == ["op0 with op1", "op2 with op3", "op0 with op3",
+                                        "op1 with op2"]
+    first = ranked[0]
+    # buf0: written by op0 and read only by op1, so written and read once less
+    assert first.bytes_saved == 8 * MB and first.ms == pytest.approx(8 * MB / 1e9)
+    assert first.try_args == ("--force", "op0,op1")
+    assert "not reachable by configuration" in first.apply
+    assert ranked[1].bytes_saved == 2048  # buf2, 1 KB, written and read once less
+    assert "benchmark_fusion = False" in ranked[2].apply  # a spill veto
+    assert ranked[-1].bytes_saved == 0  # Inductor found no shared data
+    assert not any("op4" in c.what for c in ranked)  # an extern call never fuses
+
+
+def test_a_launch_bound_gpu_graph_puts_cuda_graphs_first():
+    trace = load_trace(DATA / "gpu_gpt2_train.json.gz")
+    for graph in trace.graphs:
+        ranked = rank(trace, graph)
+        t = graph.timing
+        assert ranked[0].kind == "config" and "reduce-overhead" in ranked[0].what
+        assert ranked[0].ms == pytest.approx(t.compiled_wall_ms - t.compiled_device_ms)
+        tries = [c.try_args for c in ranked]
+        assert len(tries) == len(set(tries))  # each rule tried once
+        pairs = [c for c in ranked if c.kind == "pair" and c.ms is not None]
+        assert pairs == sorted(pairs, key=lambda c: -c.ms)
+
+
+def test_advise_prints_a_ranked_table_and_a_json_document(capsys):
+    path = str(DATA / "gpu_spill_branches_bench.json.gz")
+    assert main(["advise", path, "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "ranked by estimate, not measured" in out and "--force op0,op11" in out
+    assert main(["advise", path, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == "fusionviz.advise/1" and doc["measured"] is False
+    first = doc["graphs"][0]["candidates"][0]
+    assert first["try"][:5] == ["fusionviz", "replay", path, "--graph", "0"]
+    assert "spill" in first["why"]
+    assert main(["advise", path, "--graph", "9"]) == 3
