@@ -11,7 +11,7 @@ from pathlib import Path
 from fusionviz.cli.capture import Progress
 from fusionviz.cli.terminal import emit
 from fusionviz.model.errors import TraceError
-from fusionviz.model.replay.compare import decision_counts, decision_differences
+from fusionviz.model.replay.compare import decision_counts, decision_differences, time_line
 from fusionviz.model.replay.script import replay_problems, replay_script
 from fusionviz.model.run.runner import output_problem, run_capture, write_failure
 from fusionviz.model.run.settings import parse_config
@@ -37,6 +37,8 @@ def add_replay_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--keep-spills", action="store_true",
                     help="keep fusions benchmark_fusion vetoes for register spills")
     ap.add_argument("--timeout", type=float, default=None, help="stop after SECONDS")
+    ap.add_argument("--no-timing", action="store_true",
+                    help="compile only: do not time the replayed graph")
 
 
 def replay_command(opts: argparse.Namespace) -> int:
@@ -71,7 +73,8 @@ def replay_command(opts: argparse.Namespace) -> int:
         device = "cuda" if graph.device.startswith("cuda") else "cpu"
         replayed = run_capture(str(script), opts.out, timeout=opts.timeout,
                                on_progress=Progress(), on_output=print, mode=opts.mode,
-                               config=config, device=device, timing=False, whatif=whatif)
+                               config=config, device=device, timing=not opts.no_timing,
+                               whatif=whatif)
     if replayed.script.status != "ok" or not replayed.graphs or write_failure(replayed.script):
         detail = replayed.script.message or write_failure(replayed.script) or "no graph"
         return _fail(f"the replay of graph {graph.index} failed ({replayed.script.status}): "
@@ -79,6 +82,9 @@ def replay_command(opts: argparse.Namespace) -> int:
     again = replayed.graphs[-1]
     differences = decision_differences(graph, again)
     emit(f"graph {graph.index} ({graph.kind}) replayed: {decision_counts(again)}")
+    said = time_line(graph, again)
+    if said:
+        emit(said)
     if changed:
         emit(f"with the change, against the capture: {len(differences)} kind(s) of decision "
              "differ" + "".join(f"\n  {d}" for d in differences))

@@ -67,6 +67,8 @@ def test_a_replay_takes_the_captured_decisions(captured, graph, tmp_path, capsys
     assert [(f.a, f.b) for r in again.rounds for f in r.fusions] == \
         [(f.a, f.b) for r in original.rounds for f in r.fusions]
     assert [k.nodes for k in again.kernels] == [k.nodes for k in original.kernels]
+    assert again.timing is not None and again.timing.compiled_ms > 0  # timed as captured
+    assert "time per call (wall (CPU: noisy" in said
 
 
 def test_a_forbidden_pair_changes_the_replay(captured, tmp_path, capsys):

@@ -41,3 +41,18 @@ def _first_difference(a, b) -> str:
         if x != y:
             return f"#{i + 1}: {str(x)[:120]} captured, {str(y)[:120]} replayed"
     return f"{len(a)} captured, {len(b)} replayed"
+
+
+def time_line(captured: Graph, replayed: Graph) -> str:
+    """The replay's time per call beside the capture's on the same clock ("" when the
+    replay was not timed): device time on the GPU, wall time on the CPU (noisy)."""
+    a, b = captured.timing, replayed.timing
+    if b is None or not b.compiled_ms:
+        return ""
+    clock = "device" if b.compiled_device_ms else "wall (CPU: noisy, see its spread)"
+    spread = ("" if not b.compiled_spread else
+              f", spread {b.compiled_spread[0]:.3f}–{b.compiled_spread[-1]:.3f}")
+    head = f"time per call ({clock}): {b.compiled_ms:.3f} ms replayed{spread}"
+    if a is None or not a.compiled_ms or bool(a.compiled_device_ms) != bool(b.compiled_device_ms):
+        return head + " (the capture has no time on this clock)"
+    return f"{head}, {a.compiled_ms:.3f} ms captured ({b.compiled_ms / a.compiled_ms:.2f}x)"
