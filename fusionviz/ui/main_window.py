@@ -50,6 +50,7 @@ from fusionviz.model.validate import (
 )
 from fusionviz.model.whatif import WHAT_IFS
 from fusionviz.ui import editor, export
+from fusionviz.ui.advisor_pane import AdvisorPane
 from fusionviz.ui.charts.pane import ChartsPane
 from fusionviz.ui.details_pane import DetailsPane
 from fusionviz.ui.eager.pane import EagerPane
@@ -184,6 +185,7 @@ class MainWindow(QMainWindow):
         self.charts_pane = ChartsPane(self.state)
         self.kernel_table = KernelTable(self.state)
         self.eager_pane = EagerPane(self.state)
+        self.advisor = AdvisorPane(self.state)
         self.module_outline = ModuleOutline(self.state, self.graph_view)
         self.docks = {
             "graphs": self._dock("Graphs", "dock_graphs", self.graphs_list, left),
@@ -199,6 +201,7 @@ class MainWindow(QMainWindow):
             "charts": self._dock("Charts", "dock_charts", self.charts_pane, bottom),
             "eager": self._dock("Compiled vs eager", "dock_eager", WithStrip(
                 self.eager_pane, self.strips[validate.ENTRIES]), bottom),
+            "advisor": self._dock("Advisor", "dock_advisor", self.advisor, bottom),
             "output": self._dock("Script output", "dock_output", self.output, bottom),
         }
 
@@ -730,7 +733,8 @@ class MainWindow(QMainWindow):
         """The first-run layout: graphs left, kernel/details right, ledger/charts below."""
         for first, *others in ((self.docks["kernel"], self.docks["details"]),
                                (self.docks["ledger"], self.docks["kernels"], self.docks["charts"],
-                                self.docks["eager"], self.docks["output"])):
+                                self.docks["eager"], self.docks["advisor"],
+                                self.docks["output"])):
             for dock in others:
                 self.tabifyDockWidget(first, dock)
             first.raise_()

@@ -44,6 +44,7 @@ class Candidate:
     ms: float | None  # estimated gain per graph call (an upper bound), None: unknown
     try_args: tuple[str, ...]  # fusionviz replay arguments that try it
     apply: str  # how a user would apply it
+    nodes: tuple[str, ...] = ()  # a pair's pre-fusion nodes (to show it on the graph)
 
 
 def rank(trace: Trace, graph: Graph) -> list[Candidate]:
@@ -86,7 +87,7 @@ def _pairs(graph: Graph, gb_s: float | None) -> list[Candidate]:
             why=f"{outcome}: {reason}" if reason else outcome, bytes_saved=saved, ms=ms,
             # a rule names one node of each side: it joins the groups that hold them
             try_args=("--force", f"{a[0]},{b[0]}"),
-            apply=_apply_pair(outcome, reason)))
+            apply=_apply_pair(outcome, reason), nodes=(*a, *b)))
     return out
 
 
