@@ -159,6 +159,7 @@ def _docks_menu(window, view_menu) -> None:
     panes = view_menu.addMenu("&Panes")
     for k, dock in enumerate(window.docks.values(), start=1):
         toggle = dock.toggleViewAction()
-        toggle.setShortcut(QKeySequence(f"Alt+{k}"))
+        if k <= 10:  # Alt+1 … Alt+9, then Alt+0 (there is no Alt+10 key)
+            toggle.setShortcut(QKeySequence(f"Alt+{k % 10}"))
         panes.addAction(toggle)
         window.addAction(toggle)

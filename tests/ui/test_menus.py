@@ -52,3 +52,12 @@ def test_triggering_an_action_runs_its_command(window, synthetic_path, qtbot):
     assert window.state.step == 0
     window.actions_by_name["kernels_only"].trigger()
     assert window.kernels_only and window.actions_by_name["kernels_only"].isChecked()
+
+
+def test_the_first_ten_panes_toggle_with_alt_and_a_digit(window):
+    """Alt+1 … Alt+9, then Alt+0 (Alt+10 is no key: it used to leave the pane without
+    one); every shortcut distinct, none clashing with a menu command's."""
+    keys = [dock.toggleViewAction().shortcut().toString() for dock in window.docks.values()]
+    assert keys[:10] == [f"Alt+{k % 10}" for k in range(1, 11)]
+    commands = {a.shortcut().toString() for a in window.actions_by_name.values()} - {""}
+    assert not set(keys[:10]) & commands
