@@ -5,15 +5,14 @@ a what-if; without one, say whether the replay took the captured decisions."""
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 from fusionviz.cli.capture import Progress
 from fusionviz.cli.terminal import emit
 from fusionviz.model.errors import TraceError
 from fusionviz.model.replay.compare import decision_counts, decision_differences, time_line
-from fusionviz.model.replay.script import replay_problems, replay_script
-from fusionviz.model.run.runner import output_problem, run_capture, write_failure
+from fusionviz.model.replay.run import replay
+from fusionviz.model.replay.script import replay_problems
+from fusionviz.model.run.runner import output_problem
 from fusionviz.model.run.settings import parse_config
 from fusionviz.model.tracefile.io import load_trace
 from fusionviz.model.whatif import WhatIf, parse_pair
@@ -64,22 +63,11 @@ def replay_command(opts: argparse.Namespace) -> int:
         return _fail(f"cannot write the replay's trace: {problem} (-o/--out)", 2)
     changed = bool(whatif.forbid or whatif.force or whatif.keep_spills or config or opts.mode
                    or whatif.stop_after_round is not None)
-    # the Inductor settings the capture compiled with (benchmark_fusion, max_autotune, ...),
-    # then the user's: a replay decides as the capture did
-    config = {**captured_settings(trace.config), **config}
-    with tempfile.TemporaryDirectory(prefix="fusionviz-replay-") as folder:
-        script = Path(folder) / f"replay_graph_{graph.index}.py"
-        script.write_text(replay_script(graph, opts.trace), encoding="utf-8")
-        device = "cuda" if graph.device.startswith("cuda") else "cpu"
-        replayed = run_capture(str(script), opts.out, timeout=opts.timeout,
-                               on_progress=Progress(), on_output=print, mode=opts.mode,
-                               config=config, device=device, timing=not opts.no_timing,
-                               whatif=whatif)
-    if replayed.script.status != "ok" or not replayed.graphs or write_failure(replayed.script):
-        detail = replayed.script.message or write_failure(replayed.script) or "no graph"
-        return _fail(f"the replay of graph {graph.index} failed ({replayed.script.status}): "
-                     f"{detail}", 1)
-    again = replayed.graphs[-1]
+    again, failed = replay(trace, opts.trace, graph, opts.out, whatif=whatif, config=config,
+                           mode=opts.mode, timing=not opts.no_timing, timeout=opts.timeout,
+                           on_progress=Progress(), on_output=print)
+    if again is None:
+        return _fail(f"the replay of graph {graph.index} failed ({failed})", 1)
     differences = decision_differences(graph, again)
     emit(f"graph {graph.index} ({graph.kind}) replayed: {decision_counts(again)}")
     said = time_line(graph, again)
@@ -96,16 +84,6 @@ def replay_command(opts: argparse.Namespace) -> int:
              "kernels")
     print(f"trace written to {opts.out}")
     return DIFFERENT if differences and not changed else 0
-
-
-MACHINE_SETTINGS = ("compile_threads", "force_disable_caches", "fx_graph_cache")
-
-
-def captured_settings(config: dict) -> dict:
-    """The trace's recorded Inductor settings a replay applies: scalar values, without
-    the ones of the machine or the capture itself (threads, caches)."""
-    return {k: v for k, v in config.items() if k not in MACHINE_SETTINGS
-            and isinstance(v, bool | int | float | str)}
 
 
 def _fail(message: str, code: int) -> int:

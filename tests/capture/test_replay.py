@@ -133,3 +133,14 @@ def test_a_replay_compiles_with_the_captures_inductor_settings(captured, tmp_pat
     assert fusions[0] < fusions[1], fusions
     assert main(["replay", str(path), "--graph", "0", "-o", str(tmp_path / "r.json.gz")]) == 0
     assert "the same decisions as the capture" in capsys.readouterr().out
+
+
+def test_advise_measures_the_best_candidate_between_two_baselines(captured, tmp_path, capsys):
+    folder = tmp_path / "advise"
+    assert main(["advise", str(captured), "--graph", "0", "--measure", "1",
+                 "-o", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "each between two baseline replays" in out and "wall, CPU: noisy" in out
+    row = out.strip().splitlines()[-1]
+    assert any(v in row for v in ("win", "slower", "within noise", "no change", "failed")), row
+    assert len(list(folder.glob("replay_*.json.gz"))) == 3  # baseline, candidate, baseline

@@ -91,3 +91,24 @@ def test_advise_prints_a_ranked_table_and_a_json_document(capsys):
     assert first["try"][:5] == ["fusionviz", "replay", path, "--graph", "0"]
     assert "spill" in first["why"]
     assert main(["advise", path, "--graph", "9"]) == 3
+
+
+def _timing(ms: float, lo: float, hi: float):
+    from fusionviz.model.trace import Timing
+
+    return Timing(compiled_ms=ms, compiled_spread=(lo, hi))
+
+
+@pytest.mark.parametrize("baselines, candidate, verdict", [
+    ([(10.0, 9.9, 10.1), (10.05, 9.95, 10.15)], (8.0, 7.9, 8.1), "win"),
+    ([(10.0, 9.9, 10.1), (10.05, 9.95, 10.15)], (12.0, 11.9, 12.1), "slower"),
+    ([(10.0, 5.0, 15.0), (10.0, 6.0, 14.0)], (8.0, 7.0, 9.0), "within noise"),  # wide spreads
+    ([(10.0, 9.9, 10.1), (14.0, 13.9, 14.1)], (9.0, 8.9, 9.1), "within noise"),  # baselines move
+    ([(10.0, 9.99, 10.01), (10.0, 9.99, 10.01)], (9.95, 9.94, 9.96), "within noise"),  # < 1%
+])
+def test_a_measured_candidate_wins_only_beyond_the_noise(baselines, candidate, verdict):
+    from fusionviz.model.advisor.measure import judge
+
+    got, base, gain, threshold = judge([_timing(*b) for b in baselines], _timing(*candidate))
+    assert got == verdict, (got, base, gain, threshold)
+    assert threshold >= 0.01
