@@ -36,6 +36,7 @@ class AdvisorPane(QWidget):
         self._state = state
         self.candidates: list[Candidate] = []
         self._shown_for = None  # the graph the table was filled for
+        self.on_screen = False  # its dock is shown and in front (set_on_screen)
         self.header = plain(QLabel())
         self.header.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))
@@ -54,15 +55,17 @@ class AdvisorPane(QWidget):
         box.addWidget(self.table, 1)
         state.sig_graph_changed.connect(lambda _i: self.refresh())
 
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
-        super().showEvent(event)
+    def set_on_screen(self, on: bool) -> None:
+        """Its dock's tab was brought to the front (or hidden): QDockWidget's
+        visibilityChanged, which a widget behind another tab does not get wrong."""
+        self.on_screen = on
         self.refresh()
 
     def refresh(self) -> None:
-        """Rank the shown graph's candidates (once per graph, and only when visible:
+        """Rank the shown graph's candidates (once per graph, and only when on screen:
         it reads every round's ledger and every node's details)."""
         graph = self._state.graph
-        if not self.isVisible() or graph is self._shown_for:
+        if not self.on_screen or graph is self._shown_for:
             return
         self._shown_for = graph
         self.candidates = []

@@ -204,6 +204,7 @@ class MainWindow(QMainWindow):
             "advisor": self._dock("Advisor", "dock_advisor", self.advisor, bottom),
             "output": self._dock("Script output", "dock_output", self.output, bottom),
         }
+        self.docks["advisor"].visibilityChanged.connect(self.advisor.set_on_screen)
 
     def _build_status(self) -> None:
         # In idle time after an open: build the lazily loaded rest of the trace, then
