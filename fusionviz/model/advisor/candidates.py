@@ -70,10 +70,10 @@ def _pairs(graph: Graph, gb_s: float | None) -> list[Candidate]:
     for r in graph.rounds:
         for c in r.candidates:
             if c.outcome in REFUSED:
-                seen.setdefault((c.a, c.b), (c.outcome, _reason(c.reasons, c.outcome)))
+                seen.setdefault((c.a, c.b), (c.outcome, _reason(c.reasons)))
         for v in r.verdicts:
             if not v.ok:
-                seen.setdefault((v.a, v.b), ("rejected", _reason(v.reasons, "rejected")))
+                seen.setdefault((v.a, v.b), ("rejected", _reason(v.reasons)))
     out = []
     for (a, b), (outcome, reason) in seen.items():
         if any(category.get(m, "other") in UNFUSABLE for m in (*a, *b)):
@@ -112,7 +112,7 @@ def _label(group: Group) -> str:
     return "+".join(group) if len(group) <= 3 else f"{'+'.join(group[:2])}+… ({len(group)} nodes)"
 
 
-def _reason(reasons, outcome: str) -> str:
+def _reason(reasons) -> str:
     return "; ".join(r.text for r in reasons)[:200] if reasons else ""
 
 

@@ -158,8 +158,8 @@ class Recorder:
         try:
             g.replay, g.replay_note = replay_source(graph_lowering)
         except Exception as e:  # noqa: BLE001 - a graph not replayable is still recorded
-            g.replay_note = f"its replay source could not be recorded: {type(e).__name__}: {e}"
-            g.replay_note = g.replay_note[:500]
+            g.replay_note = (f"its replay source could not be recorded: "
+                             f"{type(e).__name__}: {e}")[:500]
         if not self.config:
             self.config = {**_config_snapshot(), **self.requested}
         self.graphs.append(g)
