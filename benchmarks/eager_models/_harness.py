@@ -7,6 +7,8 @@ calls ``build(device, size) -> Workload`` and then either
 - runs ``torch.compile(w.module)`` (default options) for N steps (the default), or
 - with ``--eager-profile``, never compiles: times and profiles the plain eager module
   and writes a JSON summary (wall medians, device time per side, kernels per side), or
+- with ``--compiled-profile``, compiles with the given Inductor settings and mode and
+  writes the device time per step (every kernel, from the profiler; no fusionviz), or
 - with ``--modes-wall``, times the module eager, compiled (default mode) and compiled
   with ``mode="reduce-overhead"`` (CUDA graphs), each step's forward and backward
   separately, synchronised, and writes the wall medians.
@@ -268,6 +270,66 @@ def modes_wall(w: Workload, device: str, size: str, out_path: str) -> None:
         f"{n} {result[f'{n}_forward_wall_ms']:.3f}" for n in MODES) + f" -> {out_path}")
 
 
+def compiled_profile(w: Workload, device: str, settings: list[str], mode: str | None,
+                     out_path: str) -> None:
+    """Device time per step of the compiled module, with no fusionviz anywhere: the
+    Inductor ``settings`` (KEY=VALUE) and ``mode`` applied, WARMUP steps, then BLOCKS
+    profiled blocks of PROFILED steps (optimizer step and zero_grad outside the
+    profile); every kernel's device time summed, per block (the spread)."""
+    import ast
+
+    import torch._inductor.config as inductor_config
+
+    for item in settings:
+        key, _, text = item.partition("=")
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        setattr(inductor_config, key, value)
+    cm = torch.compile(w.module, **({"mode": mode} if mode else {}))
+    opt = _optimizer(w)
+
+    def step() -> None:
+        out = _forward(w, cm, device)
+        if w.train:
+            out.backward()
+
+    blocks = []
+    with torch.enable_grad() if w.train else torch.no_grad():
+        for _ in range(WARMUP):
+            step()
+            if w.train:
+                _finish(w, opt)
+        _sync(device)
+        for _ in range(BLOCKS):
+            total = 0.0
+            for _ in range(PROFILED):
+                with torch.profiler.profile(activities=[
+                        torch.profiler.ProfilerActivity.CPU,
+                        torch.profiler.ProfilerActivity.CUDA]) as prof:
+                    step()
+                    _sync(device)
+                total += sum(k.duration for evt in prof.events()
+                             if evt.device_type == torch.autograd.DeviceType.CPU
+                             and not getattr(evt, "is_user_annotation", False)
+                             for k in evt.kernels)
+                if w.train:
+                    _finish(w, opt)
+            blocks.append(total / 1000.0 / PROFILED)
+    result = {"torch": torch.__version__, "settings": settings, "mode": mode,
+              "device": torch.cuda.get_device_name() if device.startswith("cuda") else "cpu",
+              "step_device_ms": statistics.median(blocks), "blocks_ms": blocks}
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"compiled profile ({' '.join(settings) or 'defaults'}"
+          f"{', mode ' + mode if mode else ''}): {result['step_device_ms']:.3f} ms device "
+          f"per step, blocks {', '.join(f'{b:.3f}' for b in blocks)} -> {out_path}")
+
+
+BLOCKS = 3  # profiled blocks of a compiled profile (its spread)
+
+
 def main(build: Callable[[str, str], Workload]) -> None:
     ap = argparse.ArgumentParser(description="A real-model workload for fusionviz.")
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
@@ -275,6 +337,11 @@ def main(build: Callable[[str, str], Workload]) -> None:
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--eager-profile", metavar="OUT.json", default=None)
     ap.add_argument("--modes-wall", metavar="OUT.json", default=None)
+    ap.add_argument("--compiled-profile", metavar="OUT.json", default=None)
+    ap.add_argument("--inductor", action="append", default=[], metavar="KEY=VALUE",
+                    help="an Inductor setting for --compiled-profile (repeatable)")
+    ap.add_argument("--compile-mode", default=None, help="torch.compile mode "
+                    "(--compiled-profile)")
     opts = ap.parse_args()
     device = opts.device
     if device == "auto":
@@ -289,5 +356,7 @@ def main(build: Callable[[str, str], Workload]) -> None:
         eager_profile(w, device, opts.size, opts.eager_profile)
     elif opts.modes_wall:
         modes_wall(w, device, opts.size, opts.modes_wall)
+    elif opts.compiled_profile:
+        compiled_profile(w, device, opts.inductor, opts.compile_mode, opts.compiled_profile)
     else:
         run_compiled(w, device, opts.steps)

@@ -1,6 +1,7 @@
 """``fusionviz advise TRACE``: what in each captured graph may be worth changing,
-ranked by estimate (the fusion advisor's candidates, #20 item 2; nothing measured yet:
-each line says how to try it with ``fusionviz replay``)."""
+ranked by estimate (the fusion advisor's candidates, #20 item 2; each line says how to
+try it with ``fusionviz replay``); with ``--measure K``, the best K of each graph
+replayed and timed, and only wins beyond the noise counted (item 3)."""
 
 from __future__ import annotations
 
@@ -12,18 +13,18 @@ from pathlib import Path
 
 from fusionviz.cli.terminal import emit
 from fusionviz.model.advisor.candidates import rank
-from fusionviz.model.advisor.measure import Measured, judge
+from fusionviz.model.advisor.document import (
+    SCHEMA,
+    candidate_doc,
+    measured_document,
+    step_wins,
+)
+from fusionviz.model.advisor.measure import Measurement, gain_text, measure
 from fusionviz.model.errors import TraceError
-from fusionviz.model.replay.compare import decision_differences
-from fusionviz.model.replay.run import replay
 from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.report.formatting import number
 from fusionviz.model.report.tables import plain_text
-from fusionviz.model.run.settings import parse_config
 from fusionviz.model.tracefile.io import load_trace
-from fusionviz.model.whatif import WhatIf, parse_pair
-
-SCHEMA = "fusionviz.advise/1"
 
 
 def add_advise_args(ap: argparse.ArgumentParser) -> None:
@@ -33,10 +34,13 @@ def add_advise_args(ap: argparse.ArgumentParser) -> None:
                     help="candidates shown per graph (default 10; --json lists all)")
     ap.add_argument("--json", action="store_true", help=f"the {SCHEMA} document")
     ap.add_argument("--measure", type=int, default=0, metavar="K",
-                    help="replay and time the best K candidates of --graph N, each between "
-                    "two baseline replays; a win counts only beyond the noise")
+                    help="replay and time the best K candidates of each graph (or of "
+                    "--graph N) beside baseline replays; a win counts only beyond the noise")
     ap.add_argument("--budget", type=float, default=600, metavar="SECONDS",
-                    help="stop measuring after this long (default 600)")
+                    help="start no replay after this long (default 600)")
+    ap.add_argument("--jobs", type=int, default=None, metavar="J",
+                    help="replays compiled at a time (default: half the cores up to 8 on "
+                    "a GPU, taking turns to be timed; 1 on the CPU)")
     ap.add_argument("-o", "--out", default=None, metavar="DIR",
                     help="keep the replays' traces in DIR (--measure)")
 
@@ -53,18 +57,12 @@ def advise_command(opts: argparse.Namespace) -> int:
         return 3
     ranked = [(g, rank(trace, g)) for g in graphs]
     if opts.measure:
-        if opts.graph is None:
-            emit("fusionviz: --measure needs --graph N (each candidate costs a replay)",
-                 err=True)
-            return 2
-        return _measure(opts, trace, *ranked[0])
+        return _measure(opts, trace, ranked)
     if opts.json:
         doc = {"schema": SCHEMA, "trace": opts.trace, "measured": False, "graphs": [
-            {"index": g.index, "kind": g.kind, "candidates": [
-                {"kind": c.kind, "what": c.what, "why": c.why, "bytes_saved": c.bytes_saved,
-                 "estimate_ms": c.ms, "try": ["fusionviz", "replay", opts.trace, "--graph",
-                                              str(g.index), *c.try_args],
-                 "apply": c.apply} for c in cands]} for g, cands in ranked]}
+            {"index": g.index, "kind": g.kind,
+             "candidates": [candidate_doc(opts.trace, g, c) for c in cands]}
+            for g, cands in ranked]}
         emit(json.dumps(doc, indent=1, allow_nan=False))
         return 0
     parts = [f"{opts.trace}: candidates ranked by estimate, not measured (the estimate of "
@@ -85,72 +83,60 @@ def advise_command(opts: argparse.Namespace) -> int:
     return 0
 
 
-def _measure(opts: argparse.Namespace, trace, graph, candidates) -> int:
-    problems = replay_problems(graph)
-    if problems:
-        emit(f"fusionviz: graph {graph.index} cannot be replayed: {'; '.join(problems)}",
-             err=True)
-        return 2
+def _measure(opts: argparse.Namespace, trace, ranked) -> int:
     folder = Path(opts.out) if opts.out else Path(tempfile.mkdtemp(prefix="fusionviz-advise-"))
     folder.mkdir(parents=True, exist_ok=True)
-    start, runs = time.monotonic(), [0]
-
-    def run(label: str, args: tuple[str, ...]):
-        runs[0] += 1
-        whatif, config, mode = _change(args)
-        emit(f"[{time.monotonic() - start:5.0f}s] replay {runs[0]}: {label}", err=True)
-        return replay(trace, opts.trace, graph, str(folder / f"replay_{runs[0]}.json.gz"),
-                      whatif=whatif, config=config, mode=mode)
-
-    base, failed = run("baseline", ())
-    if base is None or base.timing is None or not base.timing.compiled_ms:
-        emit(f"fusionviz: the baseline replay failed or was not timed ({failed})", err=True)
-        return 1
-    baselines, results = [base], []
-    # a pair whose fusion would save no bytes has nothing to gain: not worth a replay
-    worth = [c for c in candidates if c.bytes_saved != 0][:opts.measure]
-    for c in worth:
-        if time.monotonic() - start > opts.budget:
-            results.append(Measured(c, "not measured", detail="over the time budget"))
+    start, runs = time.monotonic(), []
+    for graph, candidates in ranked:
+        problems = replay_problems(graph)
+        if problems:
+            emit(f"graph {graph.index} cannot be replayed: {'; '.join(problems)}", err=True)
+            runs.append((graph, candidates, Measurement(graph.index, "", problem="cannot be "
+                                                        "replayed: " + "; ".join(problems))))
             continue
-        again, failed = run(c.what, c.try_args)
-        after, _ = run("baseline", ())
-        if after is not None and after.timing is not None and after.timing.compiled_ms:
-            baselines.append(after)
-        if again is None or again.timing is None or not again.timing.compiled_ms:
-            results.append(Measured(c, "failed", detail=failed or "not timed"))
-            continue
-        changed = decision_differences(base, again)
-        if not changed:
-            results.append(Measured(c, "no change", detail="Inductor took the same decisions"))
-            continue
-        verdict, base_ms, gain, threshold = judge([b.timing for b in baselines[-2:]],
-                                                  again.timing)
-        results.append(Measured(c, verdict, base_ms, again.timing.compiled_ms, gain,
-                                threshold, f"{len(changed)} kind(s) of decision changed"))
-    clock = "device" if base.timing.compiled_device_ms else "wall, CPU: noisy"
-    emit(f"{opts.trace}, graph {graph.index}: the best {len(results)} candidate(s) replayed "
-         f"and timed ({clock}), each between two baseline replays; a win counts beyond "
-         f"max(3 x noise, 1%). Replays kept in {folder}")
-    emit(plain_text(
-        ("#", "candidate", "baseline", "replayed", "gain", "counts beyond", "verdict", "detail"),
-        ((i, m.candidate.what[:50], f"{m.baseline_ms:.3f} ms" if m.baseline_ms else "",
-          f"{m.ms:.3f} ms" if m.ms else "",
-          f"{m.gain_ms:+.3f} ms ({100 * m.gain_ms / m.baseline_ms:+.1f}%)"
-          if m.gain_ms is not None and m.baseline_ms else "",
-          f"{100 * m.threshold:.1f}%" if m.threshold else "", m.verdict, m.detail[:60])
-         for i, m in enumerate(results, 1))))
-    return 0
+        left = opts.budget - (time.monotonic() - start)
+        emit(f"graph {graph.index} ({graph.kind}): measuring the best {opts.measure} "
+             f"candidate(s), {max(0, left):.0f} s of the budget left", err=True)
+        runs.append((graph, candidates, measure(
+            trace, opts.trace, graph, candidates, opts.measure, folder=str(folder),
+            budget=left, jobs=opts.jobs, on_event=lambda line: emit(line, err=True))))
+    document = json.dumps(measured_document(opts.trace, runs), indent=1, allow_nan=False)
+    (folder / "advice.json").write_text(document, encoding="utf-8")  # for the window
+    if opts.json:
+        emit(document)
+        return 0 if any(m.baselines for _g, _c, m in runs) else 1
+    for graph, _c, m in runs:
+        emit(f"\n{opts.trace}, graph {graph.index} ({graph.kind}): " + (
+            m.problem or f"{len(m.results)} candidate(s) replayed and timed ({m.clock}), "
+            f"{m.jobs} replay(s) at a time, each beside baseline replays "
+            f"({_ms_list(m.baselines)}); a win counts beyond max(3 x noise, 1%)"))
+        if m.results:
+            emit(plain_text(
+                ("#", "candidate", "baseline", "replayed", "gain", "counts beyond",
+                 "verdict", "detail"),
+                ((i, r.candidate.what[:50], _ms(r.baseline_ms), _ms(r.ms), gain_text(r),
+                  f"{100 * r.threshold:.1f}%" if r.threshold else "", r.verdict,
+                  r.detail[:60]) for i, r in enumerate(m.results, 1))))
+    wins = step_wins(runs)
+    emit(f"\nwhole step: {_step_line(wins)}.\nReplays kept in {folder}; open "
+         f"{folder / 'advice.json'} in the window (Experiments > Open Measured Advice) "
+         "to see them beside the graph.")
+    return 0 if any(m.baselines for _g, _c, m in runs) else 1
 
 
-def _change(args: tuple[str, ...]):
-    """(WhatIf, config, mode) of a candidate's replay arguments."""
-    force, config, mode = [], {}, None
-    for flag, value in zip(args[::2], args[1::2], strict=True):
-        if flag == "--force":
-            force.append(parse_pair(value))
-        elif flag == "--config":
-            config.update(parse_config([value]))
-        elif flag == "--mode":
-            mode = value
-    return WhatIf(force=tuple(force)), config, mode
+def _step_line(wins) -> str:
+    if not wins:
+        return "no measured win"
+    total = sum(r.gain_ms for _g, r in wins)
+    base = sum(r.baseline_ms for _g, r in wins)
+    return (f"the best win of each graph together saves {total:.3f} ms per step "
+            f"({100 * total / base:.1f}% of those graphs' time): "
+            + "; ".join(f"graph {g.index}: {r.candidate.what}" for g, r in wins))
+
+
+def _ms(value: float | None) -> str:
+    return f"{value:.3f} ms" if value else ""
+
+
+def _ms_list(values: list[float]) -> str:
+    return ", ".join(f"{v:.3f}" for v in values) + " ms" if values else "none timed"

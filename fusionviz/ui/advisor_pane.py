@@ -1,19 +1,28 @@
 """The Advisor pane (#20): what in the shown graph may be worth changing, ranked by
 estimate (``fusionviz.model.advisor.candidates``), each with the ``fusionviz replay``
-command that tries it and how to apply it. Nothing here is measured yet: the header
-says so. Selecting a pair selects its nodes (graph, Details); right-click a row (or
-Ctrl+C) copies its replay command.
+command that tries it and how to apply it; **Measure** replays and times the best K
+(``advisor_run``: progress, Cancel) and puts the measured ones first, wins beyond the
+noise at the top. "Try in the Advisor" on a ledger row or the graph's selected pair
+measures that one pair (``try_pair``). Selecting a pair selects its nodes (graph,
+Details); right-click a row: copy its replay command (also Ctrl+C), or compare its
+replay with the baseline replay (``sig_compare``: the comparison view).
 """
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
+from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QHBoxLayout,
     QLabel,
     QMenu,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -21,24 +30,61 @@ from PySide6.QtWidgets import (
 )
 
 from fusionviz.model.advisor.candidates import Candidate, rank
+from fusionviz.model.advisor.document import read_measured
+from fusionviz.model.advisor.measure import VERDICTS, Measured, Measurement, gain_text
 from fusionviz.model.errors import TraceError
+from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.report.formatting import clip
+from fusionviz.model.tracefile import bounded
+from fusionviz.ui.advisor_run import MeasureRun
 from fusionviz.ui.plain import menu_text, plain, tip
 from fusionviz.ui.view_state import ViewState
 
-COLUMNS = ("#", "estimate", "bytes saved", "candidate", "why", "how to apply")
+COLUMNS = ("#", "measured", "estimate", "bytes saved", "candidate", "why", "how to apply")
+WIN, WORSE = QColor(40, 150, 60), QColor(200, 60, 40)
 SHOWN = 200  # rows; a big graph's scan verdicts run into the thousands
 
 
 class AdvisorPane(QWidget):
+    sig_compare = Signal(str, int)
+    """(an experiment folder, a variant): compare that replay with the baseline replay."""
+
     def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
         self.candidates: list[Candidate] = []
+        self.rows: list[tuple[Candidate, Measured | None]] = []  # as the table shows them
+        self.measured: dict[int, Measurement] = {}  # graph index -> its measurement
+        self.folders: dict[int, str] = {}  # graph index -> its replays' folder
+        self.run: MeasureRun | None = None
         self._shown_for = None  # the graph the table was filled for
         self.on_screen = False  # its dock is shown and in front (set_on_screen)
         self.header = plain(QLabel())
         self.header.setWordWrap(True)
+        self.count = QSpinBox()
+        self.count.setRange(1, 20)
+        self.count.setValue(3)
+        self.count.setToolTip("How many of the best candidates to replay and time")
+        self.measure_button = QPushButton("&Measure")
+        self.measure_button.setToolTip(tip(
+            "Replay this graph without your script, once per candidate and beside baseline "
+            "replays, and time each (device time on a GPU, wall time on the CPU). A win "
+            "counts only beyond max(3 x noise, 1%). Each replay compiles the graph: tens "
+            "of seconds each."))
+        self.measure_button.clicked.connect(self.measure_best)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v of %m replays")
+        self.status = plain(QLabel())
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Best"))
+        bar.addWidget(self.count)
+        bar.addWidget(self.measure_button)
+        bar.addWidget(self.cancel_button)
+        bar.addWidget(self.progress)
+        bar.addWidget(self.status, 1)
+        self._show_running(False)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -52,8 +98,10 @@ class AdvisorPane(QWidget):
         box = QVBoxLayout(self)
         box.setContentsMargins(4, 4, 4, 4)
         box.addWidget(self.header)
+        box.addLayout(bar)
         box.addWidget(self.table, 1)
         state.sig_graph_changed.connect(lambda _i: self.refresh())
+        state.sig_trace_changed.connect(self._forget_measurements)
 
     def set_on_screen(self, on: bool) -> None:
         """Its dock's tab was brought to the front (or hidden): QDockWidget's
@@ -79,52 +127,206 @@ class AdvisorPane(QWidget):
                 self.header.setText("Part of this graph's record cannot be read; "
                                     "see Notices.")
             else:
-                self.header.setText(
-                    f"Graph {graph.index} ({graph.kind}): {len(self.candidates)} candidate(s) "
-                    "ranked by estimate, not measured. A pair's estimate is the bytes fusing "
-                    "would save at the GPU's peak bandwidth (an upper bound). Select a pair to "
-                    "see it on the graph; right-click a row to copy the fusionviz replay "
-                    "command that tries it.")
+                self.header.setText(self._header_text())
         self._fill()
 
+    def _header_text(self) -> str:
+        graph = self._state.graph
+        m = self.measured.get(graph.index)
+        estimate = ("ranked by estimate, not measured. A pair's estimate is the bytes fusing "
+                    "would save at the GPU's peak bandwidth (an upper bound)")
+        if m is None:
+            return (f"Graph {graph.index} ({graph.kind}): {len(self.candidates)} candidate(s) "
+                    f"{estimate}. Measure replays and times the best ones. Select a pair to see "
+                    "it on the graph; right-click a row for its replay command.")
+        if m.problem:
+            return f"Graph {graph.index}: nothing measured: {m.problem}. Candidates {estimate}."
+        replayed = [r for r in m.results if r.verdict != "not measured"]
+        timed = [r for r in m.results if r.ms is not None]
+        wins = [r for r in m.results if r.verdict == "win"]
+        base = ", ".join(f"{b:.3f}" for b in m.baselines)
+        return (f"Graph {graph.index} ({graph.kind}): {len(replayed)} candidate(s) replayed, "
+                f"{len(timed)} timed ({m.clock}, {m.jobs} replay(s) at a time, baseline "
+                f"replays {base} ms, "
+                f"{m.seconds:.0f} s): {len(wins)} win(s) beyond max(3 x noise, 1%), shown "
+                f"first. The other {len(self.candidates) - len(m.results)} are {estimate}. "
+                "Right-click a measured row to compare its replay with the baseline's.")
+
     def _fill(self) -> None:
-        shown = self.candidates[:SHOWN]
+        graph = self._state.graph
+        m = self.measured.get(graph.index) if graph is not None else None
+        done = sorted(m.results if m else (), key=lambda r: (
+            VERDICTS.index(r.verdict) if r.verdict in VERDICTS else len(VERDICTS),
+            -(r.gain_ms or 0)))
+        seen = {r.candidate.try_args for r in done}
+        self.rows = [(r.candidate, r) for r in done]
+        self.rows += [(c, None) for c in self.candidates if c.try_args not in seen]
+        shown = self.rows[:SHOWN]
         self.table.setRowCount(len(shown))
-        for row, c in enumerate(shown):
-            cells = (str(row + 1), f"{c.ms:.3f} ms" if c.ms is not None else "?",
+        for row, (c, r) in enumerate(shown):
+            said = "" if r is None else (f"{r.verdict} {gain_text(r)}" if r.gain_ms is not None
+                                         else r.verdict)
+            cells = (str(row + 1), said, f"{c.ms:.3f} ms" if c.ms is not None else "?",
                      f"{c.bytes_saved:,}" if c.bytes_saved is not None else "", c.what,
                      c.why, c.apply)
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(clip(text, 300))
-                item.setToolTip(tip(text))
-                if col in (0, 1, 2):
+                item.setToolTip(tip(r.detail if col == 1 and r is not None and r.detail
+                                    else text))
+                if col in (0, 2, 3):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight
                                           | Qt.AlignmentFlag.AlignVCenter)
+                if col == 1 and r is not None and r.verdict in ("win", "slower",
+                                                                 "changed results"):
+                    item.setForeground(QBrush(WIN if r.verdict == "win" else WORSE))
                 self.table.setItem(row, col, item)
         self.table.resizeColumnsToContents()
 
     def _show_on_graph(self, row: int, *_cells) -> None:
         """A pair's nodes selected: the graph and Details show them."""
-        if 0 <= row < len(self.candidates) and self.candidates[row].nodes:
-            self._state.select_nodes(self.candidates[row].nodes)
+        if 0 <= row < len(self.rows) and self.rows[row][0].nodes:
+            self._state.select_nodes(self.rows[row][0].nodes)
 
+    # -- measuring ----------------------------------------------------------------------
+    def measure_best(self) -> bool:
+        """Replay and time the best ``count`` candidates of the shown graph."""
+        graph = self._state.graph
+        if graph is None or self.run is not None:
+            return False
+        if self._shown_for is not graph:  # not ranked yet (the pane was behind a tab)
+            self._shown_for = None
+            was, self.on_screen = self.on_screen, True
+            self.refresh()
+            self.on_screen = was
+        return self._start(self.candidates, self.count.value())
+
+    def try_pair(self, a: str, b: str) -> bool:
+        """Measure one pair of the shown graph (from the ledger, the graph, Why Not)."""
+        graph = self._state.graph
+        if graph is None or self.run is not None:
+            return False
+        try:
+            ranked = rank(self._state.trace, graph)
+        except TraceError as e:
+            self._state.report_unreadable(str(e))
+            return False
+        known = next((c for c in ranked if c.kind == "pair" and a in c.nodes
+                      and b in c.nodes), None)
+        pair = known or Candidate(
+            kind="pair", what=f"{a} with {b}", why="chosen in the window", bytes_saved=None,
+            ms=None, apply="not reachable by configuration unless Inductor's reason names a "
+            "setting", nodes=(a, b), force=((a, b),))
+        return self._start([pair], 1)
+
+    def _start(self, candidates: list[Candidate], count: int) -> bool:
+        graph, trace = self._state.graph, self._state.trace
+        problems = replay_problems(graph)
+        if problems:
+            self.status.setText(clip(f"This graph cannot be replayed: {problems[0]}", 200))
+            return False
+        self.run = MeasureRun(trace, self._state.path, graph, candidates, count, parent=self)
+        self.run.sig_line.connect(lambda line: self.status.setText(clip(line, 200)))
+        self.run.sig_progress.connect(self._on_progress)
+        self.run.sig_done.connect(self._on_done)
+        self.progress.setRange(0, max(1, self.run.total))
+        self.progress.setValue(0)
+        self._show_running(True)
+        self.status.setText(f"Replaying graph {graph.index}: {self.run.total} replays "
+                            "planned (each compiles the graph)")
+        self.run.start()
+        return True
+
+    def cancel(self) -> None:
+        if self.run is not None:
+            self.run.cancel()
+            self.status.setText("Cancelling: stopping the replays…")
+
+    def _on_progress(self, ended: int, total: int) -> None:
+        self.progress.setRange(0, max(1, total))
+        self.progress.setValue(ended)
+
+    def _on_done(self, m: Measurement) -> None:
+        run, self.run = self.run, None
+        self._show_running(False)
+        if run is not None and self._state.trace is run.trace:  # not another trace now
+            old = self.measured.get(m.graph)
+            if old is not None and not m.problem and len(m.results) < len(old.results):
+                # one pair tried: kept beside what was measured before
+                kept = [r for r in old.results if r.candidate.try_args
+                        not in {x.candidate.try_args for x in m.results}]
+                m.results = [*m.results, *kept]
+            self.measured[m.graph] = m
+            self.folders[m.graph] = str(Path(run.folder) / f"graph_{m.graph}")
+        wins = sum(r.verdict == "win" for r in m.results)
+        self.status.setText(m.problem or f"Done: {len(m.results)} measured, {wins} win(s)")
+        self._shown_for = None
+        self.refresh()
+
+    def _show_running(self, running: bool) -> None:
+        self.measure_button.setEnabled(not running)
+        self.count.setEnabled(not running)
+        self.cancel_button.setVisible(running)
+        self.progress.setVisible(running)
+
+    def _forget_measurements(self) -> None:
+        self.cancel()
+        self.measured.clear()
+        self.folders.clear()
+
+    def open_advice(self, path: str) -> int:
+        """Show what ``fusionviz advise --measure K -o DIR`` measured on the open trace
+        (``DIR/advice.json``; its replays beside it, in ``DIR/graph_N``); the number of
+        graphs shown. TraceError/OSError when the file is not one of this trace."""
+        found = read_measured(bounded.read_json(Path(path)), self._state.trace)
+        for index, m in found.items():
+            folder = Path(path).parent / f"graph_{index}"
+            m.results = [replace(r, trace=str(folder / Path(r.trace).name))
+                         if r.trace and (folder / Path(r.trace).name).is_file() else r
+                         for r in m.results]
+            self.measured[index] = m
+            self.folders[index] = str(folder)
+        self._shown_for = None
+        self.refresh()
+        return len(found)
+
+    # -- commands -----------------------------------------------------------------------
     def command(self, row: int) -> str:
         """The ``fusionviz replay`` command that tries the candidate of ``row``."""
-        c, graph = self.candidates[row], self._state.graph
+        c, graph = self.rows[row][0], self._state.graph
         out = f"replay_graph{graph.index}.json.gz"
         return shlex.join(["fusionviz", "replay", self._state.path, "--graph",
                            str(graph.index), *c.try_args, "-o", out])
 
     def copy_command(self) -> None:
         row = self.table.currentRow()
-        if 0 <= row < len(self.candidates):
+        if 0 <= row < len(self.rows):
             QGuiApplication.clipboard().setText(self.command(row))
+
+    def comparison(self, row: int) -> tuple[str, int] | None:
+        """(experiment folder, variant) comparing the replay of ``row`` with the baseline
+        replay (``measure.write_comparison``'s order), None when it has no replay."""
+        graph = self._state.graph
+        measured = self.rows[row][1] if 0 <= row < len(self.rows) else None
+        m = self.measured.get(graph.index) if graph is not None else None
+        folder = self.folders.get(graph.index) if graph is not None else None
+        if measured is None or m is None or not folder or not measured.trace \
+                or not (Path(folder) / "experiment.json").is_file():
+            return None
+        replays = [r for r in m.results if r.trace and Path(r.trace).is_file()]
+        return (folder, replays.index(measured) + 1) if measured in replays else None
+
+    def compare(self) -> None:
+        found = self.comparison(self.table.currentRow())
+        if found is not None:
+            self.sig_compare.emit(*found)
 
     def _menu(self, pos) -> None:
         row = self.table.rowAt(pos.y())
-        if not 0 <= row < len(self.candidates):
+        if not 0 <= row < len(self.rows):
             return
         self.table.selectRow(row)
         menu = QMenu(self)
         menu.addAction(menu_text("Copy the replay command that tries it"), self.copy_command)
+        compare = menu.addAction("Compare its replay with the baseline replay", self.compare)
+        compare.setEnabled(self.comparison(row) is not None)
         menu.popup(self.table.viewport().mapToGlobal(pos))

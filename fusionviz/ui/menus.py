@@ -84,6 +84,13 @@ def menu_entries(window) -> tuple:
          x.keep_spills),
         ("&Experiments", "ab_settings", "&A/B Settings…", "", x.ab_dialog),
         ("&Experiments", SEPARATOR),
+        ("&Experiments", "advise_measure", "&Measure the Advisor's Best Candidates (replays)",
+         "Ctrl+Shift+M", w.advise_measure),
+        ("&Experiments", "try_pair", "&Try Selected Pair in the Advisor (replay, timed)",
+         "Ctrl+Shift+T", w.try_pair),
+        ("&Experiments", "open_advice", "Open Measured Ad&vice (fusionviz advise --json)…", "",
+         w.open_advice_dialog),
+        ("&Experiments", SEPARATOR),
         ("&Experiments", "open_experiment_2", "&Open Experiment Folder…", "",
          x.open_experiment_dialog),
     )

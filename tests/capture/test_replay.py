@@ -119,7 +119,8 @@ def test_a_graph_of_dynamic_shapes_says_it_cannot_be_replayed(tmp_path, capsys):
 
 def test_a_replay_compiles_with_the_captures_inductor_settings(captured, tmp_path, capsys):
     """Captured with max_fusion_size=2 (fewer fusions than the default), the replay
-    decides the same without being told: it applies the trace's recorded settings."""
+    decides the same without being told: it applies the trace's recorded settings,
+    under a mode's options."""
     path = tmp_path / "small_fusions.json.gz"
     torch._dynamo.reset()
     torch.manual_seed(0)
@@ -131,16 +132,39 @@ def test_a_replay_compiles_with_the_captures_inductor_settings(captured, tmp_pat
     assert small.config["max_fusion_size"] == 2
     fusions = [sum(len(r.fusions) for r in t.graphs[0].rounds) for t in (small, default)]
     assert fusions[0] < fusions[1], fusions
-    assert main(["replay", str(path), "--graph", "0", "-o", str(tmp_path / "r.json.gz")]) == 0
-    assert "the same decisions as the capture" in capsys.readouterr().out
+    # a mode's options go over the recorded settings (the capture recorded
+    # triton.cudagraphs=False; reduce-overhead sets it), which stay under them
+    out = tmp_path / "r.json.gz"
+    assert main(["replay", str(path), "--graph", "0", "--mode", "reduce-overhead",
+                 "-o", str(out)]) == 0
+    assert small.config["triton.cudagraphs"] is False
+    replayed = load_trace(out)
+    assert replayed.config["triton.cudagraphs"] is True
+    assert replayed.config["max_fusion_size"] == 2
+    assert "0 kind(s) of decision differ" in capsys.readouterr().out
 
 
-def test_advise_measures_the_best_candidate_between_two_baselines(captured, tmp_path, capsys):
+def test_advise_measures_candidates_side_by_side_in_turns(captured, tmp_path, capsys):
+    """Two replays compiled at a time, timed one after the other in the planned order
+    (baseline, candidate, baseline): the turn files say which got the GPU when."""
     folder = tmp_path / "advise"
-    assert main(["advise", str(captured), "--graph", "0", "--measure", "1",
-                 "-o", str(folder)]) == 0
-    out = capsys.readouterr().out
-    assert "each between two baseline replays" in out and "wall, CPU: noisy" in out
-    row = out.strip().splitlines()[-1]
-    assert any(v in row for v in ("win", "slower", "within noise", "no change", "failed")), row
-    assert len(list(folder.glob("replay_*.json.gz"))) == 3  # baseline, candidate, baseline
+    assert main(["advise", str(captured), "--graph", "0", "--measure", "1", "--jobs", "2",
+                 "--json", "-o", str(folder)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["measured"] is True
+    graph = doc["graphs"][0]
+    assert graph["clock"] == "wall time (CPU, noisy)" and graph["jobs"] == 2
+    assert len(graph["baselines_ms"]) == 2, graph  # before and after the candidate
+    (row,) = graph["measured"]
+    assert row["verdict"] in ("win", "within noise", "slower", "changed results",
+                              "not generated", "failed"), row
+    assert row["try"][:4] == ["fusionviz", "replay", str(captured), "--graph"]
+    assert len(list(folder.glob("graph_0/replay_*.json.gz"))) == 3
+    (turns,) = (folder / "graph_0").glob("turns-*")
+    given = sorted(turns.glob("go.*"), key=lambda p: p.stat().st_mtime_ns)
+    timing = [p.name[3:] for p in given if p.name.startswith("go.t")]
+    assert timing == ["t0", "t1", "t2"], [p.name for p in given]
+    # each turn ended before the next one was given: never two replays on the device
+    for first, second in zip(given, given[1:]):
+        done = turns / f"done.{first.name[3:]}"
+        assert done.stat().st_mtime_ns <= second.stat().st_mtime_ns

@@ -25,11 +25,19 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from fusionviz.model.trace import Graph, Group, Trace
+from fusionviz.model.whatif import Pair
 
 UNFUSABLE = frozenset(("extern", "collective", "nop"))
+# refusals a forced pair cannot get past: Inductor checks them for correctness (fusing
+# past a node in between would make a cycle), not as heuristics a rule may skip; and
+# iteration spaces that do not match (forced on an H100, 6 of 6 such pairs of GPT-2,
+# Llama and ResNet-50 were still not fused: benchmarks/results/advisor_measured_h100.txt)
+STRUCTURAL = ("intermediate nodes between", "will create cycle", "would create a cycle",
+              "numel/rnumel mismatch")
 REFUSED = ("rejected", "benchmark_slower", "spill", "cycle")
 LAUNCH_BOUND = 2.0  # wall per call over device time per call: launches dominate
 MATMUL_SHARE = 0.2  # library matmuls' share of kernel time worth autotuning
+GENERATED_SHARE = 0.2  # generated kernels' share of kernel time worth tuning
 TINY_KERNELS, TINY_MS = 40, 0.01  # that many kernels under this many ms: combo kernels
 
 
@@ -42,9 +50,29 @@ class Candidate:
     why: str  # Inductor's reason, or what in the graph makes the setting apply
     bytes_saved: int | None  # pairs: the estimate's bytes
     ms: float | None  # estimated gain per graph call (an upper bound), None: unknown
-    try_args: tuple[str, ...]  # fusionviz replay arguments that try it
     apply: str  # how a user would apply it
     nodes: tuple[str, ...] = ()  # a pair's pre-fusion nodes (to show it on the graph)
+    # the change a replay tries: a forced pair, Inductor settings, a compile mode
+    force: tuple[Pair, ...] = ()
+    config: tuple[tuple[str, bool | int | float | str], ...] = ()
+    mode: str | None = None
+    forceable: bool = True  # False: Inductor refuses the pair even when forced
+
+    @property
+    def measurable(self) -> bool:
+        """Worth a replay: a setting, or a pair a rule can force that would save bytes."""
+        return self.kind == "config" or (self.forceable and self.bytes_saved != 0)
+
+    @property
+    def try_args(self) -> tuple[str, ...]:
+        """The ``fusionviz replay`` arguments that try it."""
+        args: list[str] = []
+        for a, b in self.force:
+            args += ["--force", f"{a},{b}"]
+        for key, value in self.config:
+            args += ["--config", f"{key}={value!r}" if isinstance(value, str)
+                     else f"{key}={value}"]
+        return (*args, *(("--mode", self.mode) if self.mode else ()))
 
 
 def rank(trace: Trace, graph: Graph) -> list[Candidate]:
@@ -54,8 +82,10 @@ def rank(trace: Trace, graph: Graph) -> list[Candidate]:
     found += _configs(trace, graph)
     ordered = sorted(found, key=lambda c: (c.ms is None, -(c.ms or 0), -(c.bytes_saved or 0),
                                            c.what))
-    tried: set[tuple[str, ...]] = set()  # the same rule from later rounds: tried once
-    return [c for c in ordered if not (c.try_args in tried or tried.add(c.try_args))]
+    unique: dict[tuple[str, ...], Candidate] = {}  # the same rule from later rounds:
+    for c in ordered:  # tried once, where it ranks best
+        unique.setdefault(c.try_args, c)
+    return list(unique.values())
 
 
 def _pairs(graph: Graph, gb_s: float | None) -> list[Candidate]:
@@ -74,20 +104,25 @@ def _pairs(graph: Graph, gb_s: float | None) -> list[Candidate]:
         for v in r.verdicts:
             if not v.ok:
                 seen.setdefault((v.a, v.b), ("rejected", _reason(v.reasons)))
+    kernel_of = {n: i for i, group in enumerate(graph.final_groups) for n in group}
     out = []
     for (a, b), (outcome, reason) in seen.items():
         if any(category.get(m, "other") in UNFUSABLE for m in (*a, *b)):
             continue
+        if kernel_of.get(a[0], -1) == kernel_of.get(b[0], -2):
+            continue  # refused once, fused in the end by another way: nothing to try
         # Inductor found no memory access the two share: fusing them saves nothing
         saved = 0 if "no shared data" in reason else _bytes_saved(a, b, writes, reads,
                                                                    readers)
         ms = saved / (gb_s * 1e6) if gb_s and saved else None
+        forceable = outcome != "cycle" and not any(s in reason for s in STRUCTURAL)
         out.append(Candidate(
             kind="pair", what=f"{_label(a)} with {_label(b)}",
             why=f"{outcome}: {reason}" if reason else outcome, bytes_saved=saved, ms=ms,
             # a rule names one node of each side: it joins the groups that hold them
-            try_args=("--force", f"{a[0]},{b[0]}"),
-            apply=_apply_pair(outcome, reason), nodes=(*a, *b)))
+            force=((a[0], b[0]),),
+            apply=_apply_pair(outcome, reason, forceable), nodes=(*a, *b),
+            forceable=forceable))
     return out
 
 
@@ -116,12 +151,21 @@ def _reason(reasons) -> str:
     return "; ".join(r.text for r in reasons)[:200] if reasons else ""
 
 
-def _apply_pair(outcome: str, reason: str) -> str:
+def _apply_pair(outcome: str, reason: str, forceable: bool) -> str:
+    if not forceable and "numel/rnumel" in reason:
+        return ("not reachable by configuration, nor by forcing it: their loops differ in "
+                "size; it needs another shape or layout in the model")
+    if not forceable:
+        return ("not reachable by configuration, nor by forcing it: fusing them would make "
+                "a cycle through the nodes between them; it needs another op order")
     if outcome in ("benchmark_slower", "spill"):
         return ("torch._inductor.config.benchmark_fusion = False (its timing or register "
                 "check refused the pair; without it Inductor fuses by its heuristics)")
     if "max_fusion_size" in reason or "exceeds max fusion" in reason:
         return "torch._inductor.config.max_fusion_size = <larger>"
+    if "score_fusion_memory_threshold" in reason:
+        return ("torch._inductor.config.score_fusion_memory_threshold = <lower> (Inductor "
+                "found too few shared bytes to think the fusion worth it)")
     return ("not reachable by configuration: the pair needs a change to the model's code "
             "(another op order or layout) or to Inductor")
 
@@ -135,31 +179,44 @@ def _configs(trace: Trace, graph: Graph) -> list[Candidate]:
             kind="config", what='mode="reduce-overhead" (CUDA graphs)',
             why=f"launch-bound: {wall:.3f} ms wall per call against {device:.3f} ms on the "
             "device", bytes_saved=None, ms=wall - device,
-            try_args=("--mode", "reduce-overhead"),
+            mode="reduce-overhead",
             apply='torch.compile(model, mode="reduce-overhead")'))
     close = [c for r in graph.rounds for c in r.candidates if c.outcome in ("rejected",)]
     if graph.device.startswith("cuda") and config.get("benchmark_fusion") is False and close:
         out.append(Candidate(
             kind="config", what="benchmark_fusion=True",
             why=f"off, and {len(close)} candidate(s) were refused by heuristics alone",
-            bytes_saved=None, ms=None, try_args=("--config", "benchmark_fusion=True"),
+            bytes_saved=None, ms=None, config=(("benchmark_fusion", True),),
             apply="torch._inductor.config.benchmark_fusion = True"))
     timed = [k for k in graph.kernels if k.ms is not None]
     total = sum(k.ms for k in timed)
-    matmul = sum(k.ms for k in timed if k.backend == "extern" and "mm" in k.name)
-    if graph.device.startswith("cuda") and not config.get("max_autotune") and total \
-            and matmul / total >= MATMUL_SHARE:
+    library = sum(k.ms for k in timed if k.backend == "extern"
+                  and any(op in k.name for op in ("mm", "conv")))
+    generated = sum(k.ms for k in timed if k.backend != "extern")
+    cuda = graph.device.startswith("cuda")
+    if cuda and not config.get("max_autotune") and total and library / total >= MATMUL_SHARE:
         out.append(Candidate(
-            kind="config", what="max_autotune=True (mode max-autotune-no-cudagraphs)",
-            why=f"library matmuls take {100 * matmul / total:.0f}% of the kernel time",
-            bytes_saved=None, ms=None, try_args=("--mode", "max-autotune-no-cudagraphs"),
-            apply='torch.compile(model, mode="max-autotune-no-cudagraphs")'))
+            kind="config", what="max_autotune=True",
+            why=f"library matmuls and convolutions take {100 * library / total:.0f}% of the "
+            "kernel time; autotuning tries Triton templates against them",
+            bytes_saved=None, ms=None, config=(("max_autotune", True),),
+            apply="torch._inductor.config.max_autotune = True (or torch.compile(model, "
+            'mode="max-autotune-no-cudagraphs"), which also sets the next one)'))
+    if cuda and not config.get("coordinate_descent_tuning") and total \
+            and generated / total >= GENERATED_SHARE:
+        out.append(Candidate(
+            kind="config", what="coordinate_descent_tuning=True",
+            why=f"generated Triton kernels take {100 * generated / total:.0f}% of the kernel "
+            "time; coordinate descent tunes their block sizes at their first call",
+            bytes_saved=None, ms=None, config=(("coordinate_descent_tuning", True),),
+            apply="torch._inductor.config.coordinate_descent_tuning = True (part of "
+            'mode="max-autotune-no-cudagraphs")'))
     tiny = [k for k in timed if k.ms < TINY_MS and k.backend != "extern"]
     if graph.device.startswith("cuda") and not config.get("combo_kernels") \
             and len(tiny) >= TINY_KERNELS:
         out.append(Candidate(
             kind="config", what="combo_kernels=True",
             why=f"{len(tiny)} generated kernels take under {TINY_MS * 1000:.0f} us each",
-            bytes_saved=None, ms=None, try_args=("--config", "combo_kernels=True"),
+            bytes_saved=None, ms=None, config=(("combo_kernels", True),),
             apply="torch._inductor.config.combo_kernels = True"))
     return out

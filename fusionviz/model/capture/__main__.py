@@ -27,6 +27,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--mode", default=None)
     ap.add_argument("--benchmark-fusion", action="store_true")
     ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
+    # settings under the mode and --config (a replay's, recorded by its capture)
+    ap.add_argument("--base-config", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     ap.add_argument("--no-timing", action="store_true")
     ap.add_argument("--stop-after-round", type=int, default=None, metavar="K")
@@ -42,10 +44,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def inductor_settings(opts: argparse.Namespace) -> dict:
-    """The Inductor config to run under: caches off, plus mode and user overrides."""
+    """The Inductor config to run under: the base settings (a replay's, from its
+    capture), caches off, then the mode's options and the user's overrides on top."""
     import torch
 
-    settings: dict = {"force_disable_caches": True, "fx_graph_cache": False}
+    settings: dict = parse_config(opts.base_config)
+    settings.update(force_disable_caches=True, fx_graph_cache=False)
     if opts.mode:
         settings.update(torch._inductor.list_mode_options(opts.mode))
     if opts.benchmark_fusion:

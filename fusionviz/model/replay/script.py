@@ -33,6 +33,9 @@ import torch._inductor.graph
 from torch._inductor.compile_fx import compile_fx_inner
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from fusionviz.model.replay.turns import gpu_turn
+
+TURNS, TICKET, EARLY = {turns!r}, {ticket!r}, {early!r}  # GPU turns (replays side by side)
 INPUTS = json.loads({inputs!r})
 DONATED = {donated!r}  # a backward's saved tensors Inductor may reuse, as in the capture
 if DONATED and hasattr(torch._inductor.graph, "get_donated_idxs"):
@@ -58,9 +61,10 @@ def make(spec):
 
 
 torch.manual_seed(0)
-args = [make(spec) for spec in INPUTS]
-with torch.no_grad():
-    gm = make_fx(Replay(), tracing_mode="real")(*args)
+with torch.no_grad(), gpu_turn(TURNS if EARLY else None, f"t{{TICKET}}"):
+    with gpu_turn(None if EARLY else TURNS, f"p{{TICKET}}"):
+        args = [make(spec) for spec in INPUTS]
+        gm = make_fx(Replay(), tracing_mode="real")(*args)
     # make_fx names the inputs arg0_1, ...; Inductor reads their names (a backward's
     # saved tensors, not primals_* or tangents_*, may be freed early): keep the graph's
     names = list(inspect.signature(Replay.forward).parameters)[1:]
@@ -69,7 +73,8 @@ with torch.no_grad():
         node.target = name
     gm.recompile()
     compiled = compile_fx_inner(gm, args, is_backward={backward}, is_inference={inference})
-    compiled(list(args))
+    with gpu_turn(None if EARLY else TURNS, f"t{{TICKET}}"):
+        compiled(list(args))  # the first call: Triton autotunes, the capture times it
 print("REPLAYED graph {index}")
 '''
 
@@ -94,9 +99,13 @@ def replay_problems(graph: Graph) -> list[str]:
     return problems
 
 
-def replay_script(graph: Graph, trace_path: str) -> str:
-    """The script replaying ``graph`` (``replay_problems`` must be empty)."""
+def replay_script(graph: Graph, trace_path: str, turns: str | None = None, ticket: int = 0,
+                  early: bool = False) -> str:
+    """The script replaying ``graph`` (``replay_problems`` must be empty). With
+    ``turns`` (a folder), it runs kernels only in its turns (``turns.py``): ticket
+    ``ticket``, its timing turn taken before it compiles when ``early``."""
     return _TEMPLATE.format(
+        turns=turns, ticket=ticket, early=early,
         index=graph.index, kind=ascii(graph.kind), trace=ascii(trace_path),
         inputs=json.dumps(graph.replay["inputs"]),
         code=textwrap.indent(textwrap.dedent(graph.replay["code"]).strip(), "    "),

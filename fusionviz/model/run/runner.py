@@ -56,6 +56,7 @@ def capture_argv(
     mode: str | None = None,
     benchmark_fusion: bool = False,
     config: dict | None = None,
+    base_config: dict | None = None,
     device: str = "auto",
     script_args=(),
     timing: bool = True,
@@ -77,8 +78,9 @@ def capture_argv(
         argv += ["--mode", mode]
     if benchmark_fusion:
         argv.append("--benchmark-fusion")
-    for key, value in (config or {}).items():
-        argv += ["--config", f"{key}={value!r}" if isinstance(value, str) else f"{key}={value}"]
+    for flag, settings in (("--base-config", base_config), ("--config", config)):
+        for key, value in (settings or {}).items():
+            argv += [flag, f"{key}={value!r}" if isinstance(value, str) else f"{key}={value}"]
     if not timing:
         argv.append("--no-timing")
     if whatif is not None:

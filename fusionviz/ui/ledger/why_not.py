@@ -35,7 +35,7 @@ def why_not_html(why, names: Names | None = None) -> str:
 class WhyNotDialog(QDialog):
     """Non-modal report on why two selected nodes did (not) end up in one kernel."""
 
-    def __init__(self, graph, a: str, b: str, parent=None) -> None:
+    def __init__(self, graph, a: str, b: str, parent=None, on_try=None) -> None:
         super().__init__(parent)
         self.why = why_not_fused(graph, a, b)
         self.setWindowTitle(clip(f"Why not fused? {a} × {b}", 200))
@@ -43,6 +43,13 @@ class WhyNotDialog(QDialog):
         self.text.setHtml(why_not_html(self.why, Names(graph)))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
+        if on_try is not None:  # the window's Advisor: replay the graph with them fused
+            self.try_button = buttons.addButton("&Try Fusing Them (Advisor)",
+                                                QDialogButtonBox.ButtonRole.ActionRole)
+            self.try_button.setToolTip("Compile this graph again with the pair fused, "
+                                       "without your script, and time it beside baseline "
+                                       "replays (the Advisor pane)")
+            self.try_button.clicked.connect(on_try)
         box = QVBoxLayout(self)
         box.addWidget(self.text)
         box.addWidget(buttons)

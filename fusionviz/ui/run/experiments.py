@@ -83,6 +83,8 @@ class WindowHooks:
     why_not_fused: Callable[[], object]
     show_view: Callable[[QWidget, str], None]
     """Show a comparison in the window (a tab of its own) under a title."""
+    try_pair: Callable[[tuple[str, str]], None]
+    """Replay the shown graph with the pair fused and time it (the Advisor pane)."""
 
 
 class ExperimentActions(QObject):
@@ -205,6 +207,12 @@ class ExperimentActions(QObject):
                                   f"{'forced where legal' if kind == 'force' else 'forbidden'}"))
             action.triggered.connect(lambda _c=False, k=kind: self.run(
                 k, pairs=[pair], graph=self.state.graph_index))
+        advise = menu.addAction(f"Try {menu_text(label)} in the Advisor (replay this graph "
+                                "alone, timed)")
+        advise.setEnabled(pair is not None and self.state.graph is not None)
+        advise.setToolTip(tip("Compile only this graph again with the pair fused, without "
+                              "your script, and time it beside baseline replays"))
+        advise.triggered.connect(lambda _c=False: self.hooks.try_pair(pair))
         menu.addSeparator()
         sweep = menu.addAction("Sweep Fusion Rounds", self.sweep_rounds)
         sweep.setEnabled(not blocker(self.state.trace))
