@@ -37,11 +37,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fusionviz.model.advisor.document import candidate_from_args  # noqa: E402
 from fusionviz.model.replay.compare import decision_differences  # noqa: E402
 from fusionviz.model.run.runner import run_capture  # noqa: E402
-from fusionviz.model.run.settings import parse_config  # noqa: E402
 from fusionviz.model.tracefile.io import load_trace  # noqa: E402
-from fusionviz.model.whatif import WhatIf, parse_pair  # noqa: E402
+from fusionviz.model.whatif import WhatIf  # noqa: E402
 
 MODELS = ("gpt2_train", "llama_train", "resnet50_train", "bert_fp16_infer")
 
@@ -78,17 +78,11 @@ def _is_baseline(path: Path, gdoc: dict) -> bool:
 
 def _change_options(change: list[str], graph: int) -> dict:
     """run_capture options of a candidate's replay arguments."""
-    force, config, mode = [], {}, None
-    for flag, value in zip(change[::2], change[1::2], strict=True):
-        if flag == "--force":
-            force.append(parse_pair(value))
-        elif flag == "--config":
-            config.update(parse_config([value]))
-        elif flag == "--mode":
-            mode = value
-    return {"whatif": WhatIf(force=tuple(force), graph=graph if graph >= 0 else None)
-            if force else None,
-            "config": config, "mode": mode}
+    c = candidate_from_args(tuple(change))
+    if c is None:
+        raise SystemExit(f"not a change fusionviz replay makes: {change}")
+    return {"whatif": WhatIf(force=c.force, graph=graph if graph >= 0 else None)
+            if c.force else None, "config": dict(c.config), "mode": c.mode}
 
 
 def check_win(model: str, opts, out: Path, trace_path: Path, graph: int, row: dict) -> dict:

@@ -44,10 +44,24 @@ def test_turns_come_in_ticket_order_one_at_a_time(tmp_path):
     assert {name for what, name in log if name.startswith("p")} == {f"p{t}" for t in range(5)}
 
 
-def test_stopping_ends_the_schedule(tmp_path):
+def test_stopping_ends_the_schedule_and_the_replays_waiting(tmp_path):
+    ended = []
+
+    def waiting() -> None:
+        try:
+            with gpu_turn(str(tmp_path), "t1"):
+                ended.append("ran")
+        except SystemExit as e:
+            ended.append(str(e))
+
+    replay = threading.Thread(target=waiting)
+    replay.start()
     started = time.monotonic()
-    schedule(tmp_path, [0], lambda _t: False, stopped=lambda: time.monotonic() - started > 0.1)
+    schedule(tmp_path, [0, 1], lambda _t: False,
+             stopped=lambda: time.monotonic() - started > 0.1)
     assert time.monotonic() - started < 2
+    replay.join(5)
+    assert not replay.is_alive() and "cancelled" in ended[0]
 
 
 def test_without_a_folder_a_turn_is_free():

@@ -80,7 +80,8 @@ def read_measured(doc: object, trace: Trace) -> dict[int, Measurement]:
             if not isinstance(row, dict) or not isinstance(row.get("try"), list):
                 continue
             args = tuple(str(a) for a in row["try"][5:])
-            c = by_args.get(args) or _candidate(row, args)
+            c = by_args.get(args) or candidate_from_args(
+                args, _text(row.get("what")), _text(row.get("why")), _text(row.get("apply")))
             if c is None or row.get("verdict") not in VERDICTS:
                 continue  # not a change a replay can make
             if not set(c.nodes) <= names:
@@ -97,9 +98,11 @@ def read_measured(doc: object, trace: Trace) -> dict[int, Measurement]:
     return out
 
 
-def _candidate(row: dict, args: tuple[str, ...]) -> Candidate | None:
-    """A measured candidate the open trace's ranking no longer holds (measured by another
-    fusionviz, or since fused another way), rebuilt from its replay arguments."""
+def candidate_from_args(args: tuple[str, ...], what: str = "", why: str = "",
+                        apply: str = "") -> Candidate | None:
+    """The candidate that ``fusionviz replay`` arguments try (None when they are not
+    ``--force``, ``--config`` and ``--mode`` flags): one the open trace's ranking no
+    longer holds (measured by another fusionviz), or a change to check again."""
     force, config, mode = [], [], None
     if len(args) > 40:
         return None
@@ -118,9 +121,9 @@ def _candidate(row: dict, args: tuple[str, ...]) -> Candidate | None:
                 return None
     except ValueError:
         return None
-    return Candidate(kind="pair" if force else "config", what=_text(row.get("what")),
-                     why=_text(row.get("why")), bytes_saved=None, ms=None,
-                     apply=_text(row.get("apply")), nodes=tuple(n for p in force for n in p),
+    return Candidate(kind="pair" if force else "config", what=what or " ".join(args),
+                     why=why, bytes_saved=None, ms=None, apply=apply,
+                     nodes=tuple(n for p in force for n in p),
                      force=tuple(force), config=tuple(config), mode=mode)
 
 

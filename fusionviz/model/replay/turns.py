@@ -13,7 +13,8 @@ timed while another one runs any:
 
 The child writes ``ready.<turn>`` and waits for ``go.<turn>``; when done it writes
 ``done.<turn>`` (also when it raised). The parent (``schedule``) grants one turn at a
-time and skips a ticket whose replay ended without asking. Files, not pipes: the child
+time and skips a ticket whose replay ended without asking; cancelled, it writes
+``stop`` and the replays still waiting for a turn end. Files, not pipes: the child
 is a script run by the capture runner, which passes it nothing else. No torch here.
 """
 
@@ -25,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 POLL_S = 0.02
+STOP = "stop"  # written when the parent gives no more turns
 
 
 @contextmanager
@@ -34,8 +36,11 @@ def gpu_turn(folder: str | None, name: str):
         yield
         return
     Path(folder, f"ready.{name}").touch()
-    go = Path(folder, f"go.{name}")
+    go, stop = Path(folder, f"go.{name}"), Path(folder, STOP)
     while not go.exists():
+        if stop.exists():  # the measurement was cancelled: no turn will come
+            raise SystemExit("fusionviz: the measurement was cancelled before this "
+                             "replay's turn")
         time.sleep(POLL_S)
     try:
         yield
@@ -54,6 +59,7 @@ def schedule(folder: str | Path, tickets: Sequence[int], ended: Callable[[int], 
     active: tuple[str, int] | None = None
     while waiting or active:
         if stopped():
+            (folder / STOP).touch()  # replays waiting for a turn end
             return
         if active:
             name, ticket = active
