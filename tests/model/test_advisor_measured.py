@@ -113,3 +113,27 @@ def test_a_document_round_trips_and_refuses_another_trace():
     doc["graphs"][0]["measured"][0]["try"] = ["fusionviz", "replay", "t", "--graph", "0",
                                               "--config", "no equals sign"]
     assert read_measured(doc, trace)[0].results == []
+
+
+def test_a_setting_that_decided_refusals_is_proposed():
+    trace = load_trace(DATA / "cpu_replay_block.json.gz")  # refusals under the threshold
+    (setting,) = [c for c in rank(trace, trace.graphs[1]) if c.kind == "config"]
+    assert setting.try_args == ("--config", "score_fusion_memory_threshold=1")
+    assert "refusal(s)" in setting.why
+
+
+def test_a_producer_and_consumer_never_asked_about_are_a_candidate():
+    from fusionviz.model.trace import Access, Graph, Node, Trace
+
+    mb = 1 << 20
+    nodes = (Node("op0", "SchedulerNode", "pointwise", writes=(Access("buf0", 8 * mb),)),
+             Node("op1", "SchedulerNode", "pointwise", reads=(Access("buf0", 8 * mb),),
+                  writes=(Access("buf1", 1024),)),
+             Node("op2", "SchedulerNode", "pointwise", reads=(Access("buf0", 8 * mb),),
+                  writes=(Access("buf2", 1024),)))
+    graph = Graph(index=0, kind="inference", device="cuda:0", backend="triton", nodes=nodes,
+                  final_groups=(("op0", "op2"), ("op1",)))
+    trace = Trace(env={"peak_dram_gb_s": 1000.0}, graphs=(graph,))
+    (never,) = [c for c in rank(trace, graph) if c.kind == "pair"]
+    assert never.force == (("op0", "op1"),) and "never a candidate" in never.why
+    assert never.bytes_saved == 8 * mb and never.measurable  # op2 reads it too: one read

@@ -39,6 +39,18 @@ LAUNCH_BOUND = 2.0  # wall per call over device time per call: launches dominate
 MATMUL_SHARE = 0.2  # library matmuls' share of kernel time worth autotuning
 GENERATED_SHARE = 0.2  # generated kernels' share of kernel time worth tuning
 TINY_KERNELS, TINY_MS = 40, 0.01  # that many kernels under this many ms: combo kernels
+LARGE_BUFFER = 1 << 20  # never-candidates: pairs sharing at least this many bytes
+NEVER_MAX = 50  # never-candidates listed per graph, the largest first
+# refusal reasons a setting decides: (what the reason says, setting, value to try, why)
+SETTING_REASONS = (
+    ("score_fusion_memory_threshold", "score_fusion_memory_threshold", 1,
+     "fusions refused because they share fewer bytes than this threshold"),
+    ("exceeds max fusion", "max_fusion_size", 128,
+     "fusions refused for holding more than max_fusion_size nodes"),
+    ("memory deps did not match", "loop_ordering_after_fusion", True,
+     "fusions refused because the two loops index memory differently, which loop "
+     "reordering after fusion can align"),
+)
 
 
 @dataclass(frozen=True)
@@ -123,6 +135,39 @@ def _pairs(graph: Graph, gb_s: float | None) -> list[Candidate]:
             force=((a[0], b[0]),),
             apply=_apply_pair(outcome, reason, forceable), nodes=(*a, *b),
             forceable=forceable))
+    return out + _never_candidates(graph, seen, kernel_of, category, writes, reads, readers,
+                                   gb_s)
+
+
+def _never_candidates(graph, seen, kernel_of, category, writes, reads, readers,
+                      gb_s) -> list[Candidate]:
+    """Pairs Inductor never asked about although one writes a large buffer the other
+    reads (a producer and a consumer ``score_fusion`` never ranked high enough), in
+    separate kernels in the end; the NEVER_MAX with the most bytes."""
+    asked = {(x, y) for a, b in seen for x in a for y in b}
+    found: dict[tuple[str, str], tuple[str, int]] = {}
+    for producer, bufs in writes.items():
+        for buf, size in bufs.items():
+            if size < LARGE_BUFFER:
+                continue
+            for consumer in readers.get(buf, ()):
+                pair = (producer, consumer)
+                if consumer == producer or pair in asked or pair[::-1] in asked \
+                        or kernel_of.get(producer, -1) == kernel_of.get(consumer, -2) \
+                        or {category.get(producer), category.get(consumer)} & UNFUSABLE:
+                    continue
+                if size > found.get(pair, ("", 0))[1]:
+                    found[pair] = (buf, size)
+    best = sorted(found.items(), key=lambda kv: -kv[1][1])[:NEVER_MAX]
+    out = []
+    for (a, b), (buf, size) in best:
+        saved = _bytes_saved((a,), (b,), writes, reads, readers)
+        out.append(Candidate(
+            kind="pair", what=f"{a} with {b}",
+            why=f"never a candidate: {a} writes {buf} ({size:,} bytes), which {b} reads",
+            bytes_saved=saved, ms=saved / (gb_s * 1e6) if gb_s and saved else None,
+            apply="not reachable by configuration: Inductor never ranked the pair; a "
+            "forced replay says whether it can fuse them", nodes=(a, b), force=((a, b),)))
     return out
 
 
@@ -170,8 +215,23 @@ def _apply_pair(outcome: str, reason: str, forceable: bool) -> str:
             "(another op order or layout) or to Inductor")
 
 
+def _reason_settings(config: dict, graph: Graph) -> list[Candidate]:
+    """A setting for each kind of refusal it decides, where it is not already so."""
+    said = [x.text for r in graph.rounds for v in r.verdicts if not v.ok for x in v.reasons]
+    out = []
+    for text, key, value, why in SETTING_REASONS:
+        count = sum(text in reason for reason in said)
+        if count and config.get(key) != value:
+            out.append(Candidate(
+                kind="config", what=f"{key}={value}",
+                why=f"{count} refusal(s): {why} (now {config.get(key, 'unrecorded')})",
+                bytes_saved=None, ms=None, config=((key, value),),
+                apply=f"torch._inductor.config.{key} = {value}"))
+    return out
+
+
 def _configs(trace: Trace, graph: Graph) -> list[Candidate]:
-    config, out = trace.config, []
+    config, out = trace.config, _reason_settings(trace.config, graph)
     t = graph.timing
     wall, device = (t.compiled_wall_ms, t.compiled_device_ms) if t else (None, None)
     if graph.device.startswith("cuda") and wall and device and wall > LAUNCH_BOUND * device:
