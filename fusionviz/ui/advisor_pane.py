@@ -112,10 +112,11 @@ class AdvisorPane(QWidget):
     def refresh(self) -> None:
         """Rank the shown graph's candidates (once per graph, and only when on screen:
         it reads every round's ledger and every node's details)."""
-        graph = self._state.graph
-        if not self.on_screen or graph is self._shown_for:
-            return
-        self._shown_for = graph
+        if self.on_screen and self._state.graph is not self._shown_for:
+            self._rank()
+
+    def _rank(self) -> None:
+        graph = self._shown_for = self._state.graph
         self.candidates = []
         if graph is None:
             self.header.setText("No graph.")
@@ -150,7 +151,20 @@ class AdvisorPane(QWidget):
                 f"replays {base} ms, "
                 f"{m.seconds:.0f} s): {len(wins)} win(s) beyond max(3 x noise, 1%), shown "
                 f"first. The other {len(self.candidates) - len(m.results)} are {estimate}. "
-                "Right-click a measured row to compare its replay with the baseline's.")
+                "Right-click a measured row to compare its replay with the baseline's."
+                + self._step_text())
+
+    def _step_text(self) -> str:
+        """The best win of each measured graph, added up (wins of one graph were not
+        measured together, so only one counts)."""
+        best = {i: max((r.gain_ms for r in m.results if r.verdict == "win"), default=0.0)
+                for i, m in self.measured.items()}
+        gained = {i: g for i, g in best.items() if g > 0}
+        if not gained:
+            return ""
+        return (f" Whole step, {len(self.measured)} graph(s) measured: the best win of each "
+                f"saves {sum(gained.values()):.3f} ms per step ("
+                + ", ".join(f"graph {i}: {g:.3f}" for i, g in sorted(gained.items())) + ").")
 
     def _fill(self) -> None:
         graph = self._state.graph
@@ -194,10 +208,7 @@ class AdvisorPane(QWidget):
         if graph is None or self.run is not None:
             return False
         if self._shown_for is not graph:  # not ranked yet (the pane was behind a tab)
-            self._shown_for = None
-            was, self.on_screen = self.on_screen, True
-            self.refresh()
-            self.on_screen = was
+            self._rank()
         return self._start(self.candidates, self.count.value())
 
     def try_pair(self, a: str, b: str) -> bool:
