@@ -19,7 +19,12 @@ from fusionviz.model.advisor.document import (
     measured_document,
     step_wins,
 )
-from fusionviz.model.advisor.measure import Measurement, gain_text, measure
+from fusionviz.model.advisor.measure import (
+    NOTHING_TO_MEASURE,
+    Measurement,
+    gain_text,
+    measure,
+)
 from fusionviz.model.errors import TraceError
 from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.report.formatting import number
@@ -104,7 +109,7 @@ def _measure(opts: argparse.Namespace, trace, ranked) -> int:
     (folder / "advice.json").write_text(document, encoding="utf-8")  # for the window
     if opts.json:
         emit(document)
-        return 0 if any(m.baselines for _g, _c, m in runs) else 1
+        return 1 if any(_failed(m) for _g, _c, m in runs) else 0
     for graph, _c, m in runs:
         emit(f"\n{opts.trace}, graph {graph.index} ({graph.kind}): " + (
             m.problem or f"{len(m.results)} candidate(s) replayed and timed ({m.clock}), "
@@ -121,7 +126,13 @@ def _measure(opts: argparse.Namespace, trace, ranked) -> int:
     emit(f"\nwhole step: {_step_line(wins)}.\nReplays kept in {folder}; open "
          f"{folder / 'advice.json'} in the window (Experiments > Open Measured Advice) "
          "to see them beside the graph.")
-    return 0 if any(m.baselines for _g, _c, m in runs) else 1
+    return 1 if any(_failed(m) for _g, _c, m in runs) else 0
+
+
+def _failed(m: Measurement) -> bool:
+    """Nothing measured where something should have been (a baseline that failed, a
+    graph that cannot be replayed)."""
+    return not m.baselines and m.problem != NOTHING_TO_MEASURE
 
 
 def _step_line(wins) -> str:

@@ -144,11 +144,14 @@ def test_a_replay_compiles_with_the_captures_inductor_settings(captured, tmp_pat
     assert "0 kind(s) of decision differ" in capsys.readouterr().out
 
 
-def test_advise_measures_candidates_side_by_side_in_turns(captured, tmp_path, capsys):
+def test_advise_measures_candidates_side_by_side_in_turns(tmp_path, capsys):
     """Two replays compiled at a time, timed one after the other in the planned order
-    (baseline, candidate, baseline): the turn files say which got the GPU when."""
+    (baseline, candidate, baseline): the turn files say which got the GPU when. (The
+    backward of ``tests/data/scripts/replay_block.py``: refusals under Inductor's
+    score_fusion_memory_threshold, which a setting decides.)"""
     folder = tmp_path / "advise"
-    assert main(["advise", str(captured), "--graph", "0", "--measure", "1", "--jobs", "2",
+    captured = DATA / "cpu_replay_block.json.gz"
+    assert main(["advise", str(captured), "--graph", "1", "--measure", "1", "--jobs", "2",
                  "--json", "-o", str(folder)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["measured"] is True
@@ -159,8 +162,8 @@ def test_advise_measures_candidates_side_by_side_in_turns(captured, tmp_path, ca
     assert row["verdict"] in ("win", "within noise", "slower", "changed results",
                               "not generated", "failed"), row
     assert row["try"][:4] == ["fusionviz", "replay", str(captured), "--graph"]
-    assert len(list(folder.glob("graph_0/replay_*.json.gz"))) == 3
-    (turns,) = (folder / "graph_0").glob("turns-*")
+    assert len(list(folder.glob("graph_1/replay_*.json.gz"))) == 3
+    (turns,) = (folder / "graph_1").glob("turns-*")
     given = sorted(turns.glob("go.*"), key=lambda p: p.stat().st_mtime_ns)
     timing = [p.name[3:] for p in given if p.name.startswith("go.t")]
     assert timing == ["t0", "t1", "t2"], [p.name for p in given]

@@ -47,6 +47,8 @@ RESULT_SLACK, RESULT_FLOOR = 4.0, 1e-5
 UNMEASURED_MODES = {"reduce-overhead": "CUDA graphs save launch time, which a replay's "
                     "device time does not see: measure the script with fusionviz capture "
                     "--what-if reduce-overhead"}
+NOTHING_TO_MEASURE = ("no candidate a replay can measure (pairs no rule can force or that "
+                      "would save no bytes, and CUDA graphs, are left out)")
 VERDICTS = ("win", "within noise", "slower", "changed results", "not generated",
             "failed", "not measured")
 
@@ -147,8 +149,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
     # settings first: few, each one line to apply; then pairs by estimate
     worth = sorted(worth, key=lambda c: c.kind != "config")[:count]
     if not worth:
-        result.problem = "no candidate a replay can measure (pairs that would save no bytes "\
-            "and CUDA graphs are left out)"
+        result.problem = NOTHING_TO_MEASURE
         result.results = skipped
         return result
     order = plan(len(worth))
