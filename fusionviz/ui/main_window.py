@@ -50,7 +50,7 @@ from fusionviz.model.validate import (
 )
 from fusionviz.model.whatif import WHAT_IFS
 from fusionviz.ui import editor, export
-from fusionviz.ui.advisor_pane import AdvisorPane
+from fusionviz.ui.advisor.pane import AdvisorPane
 from fusionviz.ui.charts.pane import ChartsPane
 from fusionviz.ui.details_pane import DetailsPane
 from fusionviz.ui.eager.pane import EagerPane

@@ -87,7 +87,7 @@ def menu_entries(window) -> tuple:
         ("&Experiments", "advise_measure", "&Measure the Advisor's Best Candidates (replays)",
          "Ctrl+Shift+M", w.advise_measure),
         ("&Experiments", "try_pair", "&Try Selected Pair in the Advisor (replay, timed)",
-         "Ctrl+Shift+T", w.try_pair),
+         "Ctrl+Shift+Y", w.try_pair),
         ("&Experiments", "open_advice", "Open Measured Ad&vice (fusionviz advise --json)…", "",
          w.open_advice_dialog),
         ("&Experiments", SEPARATOR),

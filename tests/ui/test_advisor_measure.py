@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fusionviz.model.advisor.measure import VERDICTS
-from fusionviz.ui.advisor_pane import WIN, WORSE
+from fusionviz.ui.advisor.pane import WIN, WORSE
 from fusionviz.ui.compare.window import CompareWindow
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -28,7 +28,8 @@ def _advisor(window, qtbot, graph: int):
 def test_measure_replays_the_best_candidate_and_compares_it(window, qtbot):
     assert window.open_trace(str(CPU))
     pane = _advisor(window, qtbot, 1)
-    first = pane.rows[0][0]
+    # settings are measured first (here the threshold that decided its refusals)
+    first = next(c for c, _r in pane.rows if c.measurable and c.kind == "config")
     pane.count.setValue(1)
     window.advise_measure()
     assert pane.run is not None and pane.progress.isVisible()
@@ -47,7 +48,7 @@ def test_measure_replays_the_best_candidate_and_compares_it(window, qtbot):
         return  # nothing timed to compare (said in its row)
     pane.table.setCurrentCell(0, 0)
     pane.compare()
-    qtbot.waitUntil(lambda: window.experiments.compare_windows, timeout=20000)
+    qtbot.waitUntil(lambda: bool(window.experiments.compare_windows), timeout=20000)
     view = window.experiments.compare_windows[-1]
     assert isinstance(view, CompareWindow)
     labels = [v.label for v in view.experiment.variants]

@@ -1,7 +1,7 @@
 """The Advisor pane (#20): what in the shown graph may be worth changing, ranked by
 estimate (``fusionviz.model.advisor.candidates``), each with the ``fusionviz replay``
 command that tries it and how to apply it; **Measure** replays and times the best K
-(``advisor_run``: progress, Cancel) and puts the measured ones first, wins beyond the
+(``advisor.run``: progress, Cancel) and puts the measured ones first, wins beyond the
 noise at the top. "Try in the Advisor" on a ledger row or the graph's selected pair
 measures that one pair (``try_pair``). Selecting a pair selects its nodes (graph,
 Details); right-click a row: copy its replay command (also Ctrl+C), or compare its
@@ -36,7 +36,7 @@ from fusionviz.model.errors import TraceError
 from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.report.formatting import clip
 from fusionviz.model.tracefile import bounded
-from fusionviz.ui.advisor_run import MeasureRun
+from fusionviz.ui.advisor.run import MeasureRun
 from fusionviz.ui.plain import menu_text, plain, tip
 from fusionviz.ui.view_state import ViewState
 

@@ -1,0 +1,1 @@
+"""The Advisor pane (#20) and its measurement run."""
