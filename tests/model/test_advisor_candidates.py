@@ -53,15 +53,18 @@ def _synthetic() -> tuple[Trace, Graph]:
 def test_the_pair_that_saves_most_bytes_comes_first():
     trace, graph = _synthetic()
     ranked = rank(trace, graph)
-    assert [c.what for c in ranked] == ["op0 with op1", "op2 with op3", "op0 with op3",
-                                        "op1 with op2"]
+    assert [c.what for c in ranked] == ["op0 with op1", "op1 with op3", "op2 with op3",
+                                        "op0 with op3", "op1 with op2"]
     first = ranked[0]
     # buf0: written by op0 and read only by op1, so written and read once less
     assert first.bytes_saved == 8 * MB and first.ms == pytest.approx(8 * MB / 1e9)
     assert first.try_args == ("--force", "op0,op1")
     assert "not reachable by configuration" in first.apply
-    assert ranked[1].bytes_saved == 2048  # buf2, 1 KB, written and read once less
-    assert "benchmark_fusion = False" in ranked[2].apply  # a spill veto
+    # never asked about: op1 writes 4 MB that op3 alone reads
+    assert "never a candidate" in ranked[1].why and ranked[1].bytes_saved == 8 * MB
+    assert not first.measurable and ranked[1].measurable  # a cycle vs. worth forcing
+    assert ranked[2].bytes_saved == 2048  # buf2, 1 KB, written and read once less
+    assert "benchmark_fusion = False" in ranked[3].apply  # a spill veto
     assert ranked[-1].bytes_saved == 0  # Inductor found no shared data
     assert not any("op4" in c.what for c in ranked)  # an extern call never fuses
 
