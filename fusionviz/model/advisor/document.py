@@ -5,7 +5,7 @@ measured elsewhere, on a machine with the GPU."""
 from __future__ import annotations
 
 from fusionviz.model.advisor.candidates import Candidate, rank
-from fusionviz.model.advisor.measure import VERDICTS, Measured, Measurement
+from fusionviz.model.advisor.measure import VERDICTS, Measured, Measurement, best_win
 from fusionviz.model.errors import TraceError
 from fusionviz.model.run.settings import parse_config
 from fusionviz.model.trace import Graph, Trace
@@ -23,12 +23,7 @@ def candidate_doc(trace_path: str, g: Graph, c: Candidate) -> dict:
 def step_wins(runs) -> list[tuple[Graph, Measured]]:
     """The best win of each graph (wins in different graphs add up; two wins of one
     graph were not measured together)."""
-    out = []
-    for graph, _c, m in runs:
-        wins = [r for r in m.results if r.verdict == "win"]
-        if wins:
-            out.append((graph, max(wins, key=lambda r: r.gain_ms)))
-    return out
+    return [(graph, best) for graph, _c, m in runs if (best := best_win(m)) is not None]
 
 
 def measured_document(trace_path: str, runs) -> dict:

@@ -129,6 +129,19 @@ def plan(count: int) -> list[int | None]:
     return order
 
 
+def chosen(candidates: list[Candidate], count: int) -> list[Candidate]:
+    """The candidates ``measure`` replays: the best ``count`` a replay can time, settings
+    first (few, each one line to apply), then pairs by estimate."""
+    worth = [c for c in candidates if c.measurable and c.mode not in UNMEASURED_MODES]
+    return sorted(worth, key=lambda c: c.kind != "config")[:count]
+
+
+def best_win(m: Measurement) -> Measured | None:
+    """The graph's largest win (two wins of one graph were not measured together)."""
+    return max((r for r in m.results if r.verdict == "win"), key=lambda r: r.gain_ms,
+               default=None)
+
+
 def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candidate],
             count: int, *, folder: str | None = None, budget: float = 600,
             jobs: int | None = None,
@@ -145,9 +158,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
                          jobs=jobs)
     skipped = [Measured(c, "not measured", detail=UNMEASURED_MODES[c.mode])
                for c in candidates if c.mode in UNMEASURED_MODES]
-    worth = [c for c in candidates if c.measurable and c.mode not in UNMEASURED_MODES]
-    # settings first: few, each one line to apply; then pairs by estimate
-    worth = sorted(worth, key=lambda c: c.kind != "config")[:count]
+    worth = chosen(candidates, count)
     if not worth:
         result.problem = NOTHING_TO_MEASURE
         result.results = skipped
@@ -217,13 +228,13 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
         near = sorted(timed, key=lambda ig: (abs(ig[0] - ticket), ig[0]))[:2]
         base_graph = near[0][1]
         kernels = (len(base_graph.kernels), len(again.kernels))
-        changed = decision_differences(base_graph, again)
         refused = [p for p in c.force if not _together(again, p)]
         if refused:
             result.results.append(Measured(
                 c, "not generated", detail="forced, Inductor still did not fuse them: "
                 + _refusal(again, refused[0]), trace=path, kernels=kernels))
             continue
+        changed = decision_differences(base_graph, again)
         verdict, base_ms, gain, threshold = judge([g.timing for _i, g in near], again.timing)
         wrong = results_changed(base_graph.timing, again.timing)
         detail = wrong or (f"kernels {kernels[0]} -> {kernels[1]}; "

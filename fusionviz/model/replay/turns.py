@@ -49,8 +49,7 @@ def gpu_turn(folder: str | None, name: str):
 
 
 def schedule(folder: str | Path, tickets: Sequence[int], ended: Callable[[int], bool],
-             stopped: Callable[[], bool] = lambda: False,
-             on_turn: Callable[[int], None] = lambda _t: None) -> None:
+             stopped: Callable[[], bool] = lambda: False) -> None:
     """In the parent: grant the replays' turns, one at a time, until every ticket's
     timing turn was taken or its replay ended (``ended(ticket)``), or ``stopped()``.
     Prep turns go first-come first-served between timing turns."""
@@ -68,7 +67,6 @@ def schedule(folder: str | Path, tickets: Sequence[int], ended: Callable[[int], 
                 continue
         elif (folder / f"ready.t{waiting[0]}").exists():
             active = (f"t{waiting[0]}", waiting.pop(0))
-            on_turn(active[1])
         elif ended(waiting[0]):
             waiting.pop(0)
             continue

@@ -31,7 +31,13 @@ from PySide6.QtWidgets import (
 
 from fusionviz.model.advisor.candidates import Candidate, rank
 from fusionviz.model.advisor.document import read_measured
-from fusionviz.model.advisor.measure import VERDICTS, Measured, Measurement, gain_text
+from fusionviz.model.advisor.measure import (
+    VERDICTS,
+    Measured,
+    Measurement,
+    best_win,
+    gain_text,
+)
 from fusionviz.model.errors import TraceError
 from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.report.formatting import clip
@@ -157,9 +163,8 @@ class AdvisorPane(QWidget):
     def _step_text(self) -> str:
         """The best win of each measured graph, added up (wins of one graph were not
         measured together, so only one counts)."""
-        best = {i: max((r.gain_ms for r in m.results if r.verdict == "win"), default=0.0)
-                for i, m in self.measured.items()}
-        gained = {i: g for i, g in best.items() if g > 0}
+        gained = {i: best.gain_ms for i, m in self.measured.items()
+                  if (best := best_win(m)) is not None}
         if not gained:
             return ""
         return (f" Whole step, {len(self.measured)} graph(s) measured: the best win of each "

@@ -10,7 +10,7 @@ import threading
 from PySide6.QtCore import QObject, Signal
 
 from fusionviz.model.advisor.candidates import Candidate
-from fusionviz.model.advisor.measure import Measurement, measure, plan
+from fusionviz.model.advisor.measure import Measurement, chosen, measure, plan
 from fusionviz.model.trace import Graph, Trace
 
 
@@ -29,7 +29,7 @@ class MeasureRun(QObject):
         super().__init__(parent)
         self.trace, self.graph = trace, graph
         self.folder = tempfile.mkdtemp(prefix="fusionviz-advise-")
-        self.total = len(plan(min(count, len(candidates))))
+        self.total = len(plan(len(chosen(candidates, count))))  # replays to come
         self._ended = 0
         self._cancel = threading.Event()
         self._thread = threading.Thread(
