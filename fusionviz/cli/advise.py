@@ -17,7 +17,6 @@ from fusionviz.model.advisor.document import (
     SCHEMA,
     candidate_doc,
     measured_document,
-    step_wins,
 )
 from fusionviz.model.advisor.measure import (
     NOTHING_TO_MEASURE,
@@ -25,6 +24,7 @@ from fusionviz.model.advisor.measure import (
     gain_text,
     measure,
 )
+from fusionviz.model.advisor.step import step_line
 from fusionviz.model.errors import TraceError
 from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.report.formatting import number
@@ -122,8 +122,8 @@ def _measure(opts: argparse.Namespace, trace, ranked) -> int:
                 ((i, r.candidate.what[:50], _ms(r.baseline_ms), _ms(r.ms), gain_text(r),
                   f"{100 * r.threshold:.1f}%" if r.threshold else "", r.verdict,
                   r.detail[:60]) for i, r in enumerate(m.results, 1))))
-    wins = step_wins(runs)
-    emit(f"\nwhole step: {_step_line(wins)}.\nReplays kept in {folder}; open "
+    emit(f"\nwhole step: {step_line({g.index: m for g, _c, m in runs})}.\n"
+         f"Replays kept in {folder}; open "
          f"{folder / 'advice.json'} in the window (Experiments > Open Measured Advice) "
          "to see them beside the graph.")
     return 1 if any(_failed(m) for _g, _c, m in runs) else 0
@@ -133,16 +133,6 @@ def _failed(m: Measurement) -> bool:
     """Nothing measured where something should have been (a baseline that failed, a
     graph that cannot be replayed)."""
     return not m.baselines and m.problem != NOTHING_TO_MEASURE
-
-
-def _step_line(wins) -> str:
-    if not wins:
-        return "no measured win"
-    total = sum(r.gain_ms for _g, r in wins)
-    base = sum(r.baseline_ms for _g, r in wins)
-    return (f"the best win of each graph together saves {total:.3f} ms per step "
-            f"({100 * total / base:.1f}% of those graphs' time): "
-            + "; ".join(f"graph {g.index}: {r.candidate.what}" for g, r in wins))
 
 
 def _ms(value: float | None) -> str:

@@ -562,13 +562,17 @@ class MainWindow(QMainWindow):
         self.docks["advisor"].show()
         self.docks["advisor"].raise_()
 
-    def advise_measure(self) -> None:
-        """Measure the shown graph's best candidates in the Advisor pane."""
+    def advise_measure(self, every_graph: bool = False) -> None:
+        """Measure the shown graph's best candidates in the Advisor pane (or every
+        graph's, one after another)."""
         if self.state.graph is None:
-            self.show_error("Open a trace first: the Advisor replays one of its graphs.")
+            self.show_error("Open a trace first: the Advisor replays its graphs.")
             return
         self._show_advisor()
-        self.advisor.measure_best()
+        if every_graph:
+            self.advisor.measure_all()
+        else:
+            self.advisor.measure_best()
 
     def try_pair(self, pair: tuple[str, str] | None = None) -> None:
         """Replay the shown graph with ``pair`` (or the two selected nodes) fused, timed

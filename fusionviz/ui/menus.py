@@ -86,6 +86,8 @@ def menu_entries(window) -> tuple:
         ("&Experiments", SEPARATOR),
         ("&Experiments", "advise_measure", "&Measure the Advisor's Best Candidates (replays)",
          "Ctrl+Shift+M", w.advise_measure),
+        ("&Experiments", "advise_measure_all", "Measure the Advisor's Best Candidates of "
+         "Eve&ry Graph", "", functools.partial(w.advise_measure, every_graph=True)),
         ("&Experiments", "try_pair", "&Try Selected Pair in the Advisor (replay, timed)",
          "Ctrl+Shift+Y", w.try_pair),
         ("&Experiments", "open_advice", "Open Measured Ad&vice (fusionviz advise --json)…", "",

@@ -171,3 +171,20 @@ def test_advise_measures_candidates_side_by_side_in_turns(tmp_path, capsys):
     for first, second in zip(given, given[1:]):
         done = turns / f"done.{first.name[3:]}"
         assert done.stat().st_mtime_ns <= second.stat().st_mtime_ns
+
+
+def test_the_time_budget_ends_replays_still_running(tmp_path, capsys):
+    """``--budget`` is the most the measurement takes: replays still compiling when it
+    runs out are ended (their traces settled "cancelled"), not left to run for minutes
+    (a max-autotune replay of ResNet-50's convolutions ran past a 240 s budget on an
+    H100 by more than 200 s before this)."""
+    folder = tmp_path / "advise"
+    assert main(["advise", str(DATA / "cpu_replay_block.json.gz"), "--graph", "1",
+                 "--measure", "1", "--jobs", "2", "--budget", "3", "--json", "-o",
+                 str(folder)]) == 1
+    graph = json.loads(capsys.readouterr().out)["graphs"][0]
+    assert graph["baselines_ms"] == []
+    assert "over the time budget (3 s)" in graph["problem"], graph
+    replays = sorted(folder.glob("graph_1/replay_*.json.gz"))
+    assert replays, "the first two replays had started"
+    assert {load_trace(p).script.status for p in replays} == {"cancelled"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fusionviz.model.advisor.measure import VERDICTS
+from fusionviz.model.advisor.measure import NOTHING_TO_MEASURE, VERDICTS
 from fusionviz.ui.advisor.pane import WIN, WORSE
 from fusionviz.ui.compare.window import CompareWindow
 
@@ -31,12 +31,21 @@ def test_measure_replays_the_best_candidate_and_compares_it(window, qtbot):
     # settings are measured first (here the threshold that decided its refusals)
     first = next(c for c, _r in pane.rows if c.measurable and c.kind == "config")
     pane.count.setValue(1)
-    window.advise_measure()
-    assert pane.run is not None and pane.progress.isVisible()
-    assert not pane.measure_button.isEnabled()
+    window.advise_measure(every_graph=True)  # graph 0: nothing to measure; then graph 1
+    qtbot.waitUntil(lambda: pane.run is not None and pane.run.graph.index == 1,
+                    timeout=30000)
+    assert pane.measured[0].problem == NOTHING_TO_MEASURE
+    assert pane.progress.isVisible() and not pane.measure_button.isEnabled()
+    assert not pane.all_button.isEnabled()
     assert pane.progress.maximum() == 3  # baseline, the candidate, baseline
     qtbot.waitUntil(lambda: pane.run is None, timeout=300000)
     assert pane.progress.isHidden() and pane.measure_button.isEnabled()
+    assert sorted(pane.measured) == [0, 1] and not pane.queue
+    # the whole step: the one change measured, on the graph it was measured on
+    assert pane.step_table.isVisible() and pane.step_table.rowCount() == 1
+    assert pane.step_table.item(0, 0).text() == first.what
+    assert pane.step_table.item(0, 2).text().startswith("graph 1: ")
+    assert pane.step_table.item(0, 3).text() == first.apply
     candidate, measured = pane.rows[0]
     assert candidate.try_args == first.try_args and measured is not None, pane.status.text()
     assert measured.verdict in VERDICTS and measured.verdict != "not measured", measured
@@ -89,6 +98,18 @@ def test_advice_measured_on_an_h100_opens_beside_its_trace(window, qtbot):
     assert measured.verdict == "changed results" and row.mode == "max-autotune-no-cudagraphs"
     assert pane.table.item(0, 1).foreground().color() == WORSE
     assert WIN != WORSE
+    # the whole step: the mode, measured on both graphs, is one row; a pair is its graph's
+    steps = pane.step_table
+    results = sum(len(m.results) for m in pane.measured.values())
+    assert steps.isVisible() and steps.rowCount() == results - 1  # the mode counted once
+    mode = next(row for row in range(steps.rowCount())
+                if "max-autotune" in steps.item(row, 0).text())
+    assert steps.item(mode, 2).text().startswith("graph 0: within noise; graph 1: changed")
+    assert steps.item(mode, 1).text() == "none"  # no win, nothing slower
+    pair = next(row for row in range(steps.rowCount())
+                if steps.item(row, 0).text().startswith("graph 0: "))
+    steps.setCurrentCell(pair, 0)
+    assert window.state.graph.index == 0
 
 
 def test_advice_of_another_trace_is_refused(window):

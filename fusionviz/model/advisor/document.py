@@ -5,7 +5,8 @@ measured elsewhere, on a machine with the GPU."""
 from __future__ import annotations
 
 from fusionviz.model.advisor.candidates import Candidate, rank
-from fusionviz.model.advisor.measure import VERDICTS, Measured, Measurement, best_win
+from fusionviz.model.advisor.measure import VERDICTS, Measured, Measurement
+from fusionviz.model.advisor.step import step_changes
 from fusionviz.model.errors import TraceError
 from fusionviz.model.run.settings import parse_config
 from fusionviz.model.trace import Graph, Trace
@@ -18,12 +19,6 @@ def candidate_doc(trace_path: str, g: Graph, c: Candidate) -> dict:
     return {"kind": c.kind, "what": c.what, "why": c.why, "bytes_saved": c.bytes_saved,
             "estimate_ms": c.ms, "try": ["fusionviz", "replay", trace_path, "--graph",
                                          str(g.index), *c.try_args], "apply": c.apply}
-
-
-def step_wins(runs) -> list[tuple[Graph, Measured]]:
-    """The best win of each graph (wins in different graphs add up; two wins of one
-    graph were not measured together)."""
-    return [(graph, best) for graph, _c, m in runs if (best := best_win(m)) is not None]
 
 
 def measured_document(trace_path: str, runs) -> dict:
@@ -39,8 +34,11 @@ def measured_document(trace_path: str, runs) -> dict:
                        "kernels": list(r.kernels) if r.kernels else None}
                       for r in m.results]}
         for g, cands, m in runs],
-        "step": [{"graph": g.index, "what": r.candidate.what, "gain_ms": r.gain_ms}
-                 for g, r in step_wins(runs)]}
+        "step": [{"what": s.what, "apply": s.apply, "net_ms": s.net_ms,
+                  "gain_ms": s.gain_ms, "lost_ms": s.lost_ms, "graphs": [
+                      {"graph": i, "verdict": r.verdict, "gain_ms": r.gain_ms}
+                      for i, r in s.on]}
+                 for s in step_changes({g.index: m for g, _c, m in runs})]}
 
 
 def read_measured(doc: object, trace: Trace) -> dict[int, Measurement]:

@@ -136,12 +136,6 @@ def chosen(candidates: list[Candidate], count: int) -> list[Candidate]:
     return sorted(worth, key=lambda c: c.kind != "config")[:count]
 
 
-def best_win(m: Measurement) -> Measured | None:
-    """The graph's largest win (two wins of one graph were not measured together)."""
-    return max((r for r in m.results if r.verdict == "win"), key=lambda r: r.gain_ms,
-               default=None)
-
-
 def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candidate],
             count: int, *, folder: str | None = None, budget: float = 600,
             jobs: int | None = None,
@@ -149,7 +143,8 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
             stopped: Callable[[], bool] = lambda: False) -> Measurement:
     """Replay the best ``count`` candidates of ``graph`` (pairs that would save no bytes
     and what a replay cannot time left out) and judge each. ``on_event`` hears one line
-    per replay started and ended; ``stopped()`` cancels (running replays are killed)."""
+    per replay started and ended; ``stopped()`` cancels, and so does the end of
+    ``budget`` seconds: running replays are killed, what was timed before is kept."""
     cuda = graph.device.startswith("cuda")
     jobs = max(1, jobs or default_jobs(cuda))
     out = Path(folder or tempfile.mkdtemp(prefix="fusionviz-advise-")) / f"graph_{graph.index}"
@@ -169,15 +164,21 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
     threads = {"compile_threads": max(1, (os.cpu_count() or 2) // jobs)} if jobs > 1 else {}
     turns = tempfile.mkdtemp(prefix="turns-", dir=out) if jobs > 1 else None
 
+    def halted() -> bool:
+        return stopped() or time.monotonic() - start > budget
+
+    def why_halted() -> str:
+        return "cancelled" if stopped() else f"over the time budget ({budget:.0f} s)"
+
     def cancelled(_msg=None) -> None:
-        if stopped():
+        if halted():
             raise Cancelled
 
     def run(ticket: int) -> tuple[Graph | None, str, str]:
         c = None if order[ticket] is None else worth[order[ticket]]
         label = "baseline" if c is None else c.what
-        if stopped() or time.monotonic() - start > budget:
-            return None, "over the time budget" if not stopped() else "cancelled", ""
+        if halted():
+            return None, why_halted(), ""
         with lock:
             on_event(f"[{time.monotonic() - start:5.0f}s] replay {ticket + 1}/{len(order)} "
                      f"started: {label}")
@@ -187,11 +188,11 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
                 trace, trace_path, graph, path,
                 whatif=WhatIf(force=c.force) if c else None,
                 config={**threads, **dict(c.config if c else ())},
-                mode=c.mode if c else None, on_progress=cancelled,
-                timeout=max(120.0, budget - (time.monotonic() - start) + 300),
+                mode=c.mode if c else None, on_progress=cancelled, poll=cancelled,
+                timeout=max(60.0, budget - (time.monotonic() - start) + 60),
                 turns=turns, ticket=ticket)
         except Cancelled:
-            return None, "cancelled", path
+            return None, why_halted(), path
         with lock:
             said = f"{again.timing.compiled_ms:.3f} ms" if again and again.timing \
                 and again.timing.compiled_ms else f"failed ({failed[:80]})"
@@ -202,7 +203,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(run, t) for t in range(len(order))]
         if turns:
-            schedule(turns, range(len(order)), lambda t: futures[t].done(), stopped)
+            schedule(turns, range(len(order)), lambda t: futures[t].done(), halted)
         done = [f.result() for f in futures]
     result.seconds = time.monotonic() - start
     timed = [(i, g) for i, (g, _f, _p) in enumerate(done)
@@ -218,7 +219,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
         if order[ticket] is None:
             continue
         c = worth[order[ticket]]
-        if again is None and failed in ("over the time budget", "cancelled"):
+        if again is None and (failed == "cancelled" or failed.startswith("over the time")):
             result.results.append(Measured(c, "not measured", detail=failed))
             continue
         if not _timed(again):

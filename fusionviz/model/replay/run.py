@@ -28,7 +28,7 @@ def captured_settings(config: dict) -> dict:
 def replay(trace: Trace, trace_path: str, graph: Graph, out: str, *,
            whatif: WhatIf | None = None, config: dict | None = None, mode: str | None = None,
            timing: bool = True, timeout: float | None = None, on_progress=None,
-           on_output=None, turns: str | None = None,
+           on_output=None, poll=None, turns: str | None = None,
            ticket: int = 0) -> tuple[Graph | None, str]:
     """(the replayed graph, "") or (None, why the replay failed); its trace is ``out``.
     ``replay_problems(graph)`` must be empty. With ``turns`` (a folder), it runs kernels
@@ -44,7 +44,7 @@ def replay(trace: Trace, trace_path: str, graph: Graph, out: str, *,
                           encoding="utf-8")
         device = "cuda" if graph.device.startswith("cuda") else "cpu"
         replayed = run_capture(str(script), out, timeout=timeout, on_progress=on_progress,
-                               on_output=on_output, mode=mode, config=config or {},
+                               on_output=on_output, poll=poll, mode=mode, config=config or {},
                                base_config=captured,
                                device=device, timing=timing, whatif=whatif or WhatIf())
     failure = write_failure(replayed.script)

@@ -145,11 +145,14 @@ def run_ranks(
     timeout: float | None = None,
     on_progress: Callable[[dict], None] | None = None,
     on_output: Callable[[str], None] | None = None,
+    poll: Callable[[], None] | None = None,
     **options,
 ) -> list[Trace]:
     """``run_capture``, returning every rank's trace: with ``nproc`` > 1 (an option),
     ``out`` is a folder where every rank writes its own trace (``rank_paths``), each
-    settled; the caller compares them (``experiment.ranks.finish_ranks``)."""
+    settled; the caller compares them (``experiment.ranks.finish_ranks``). ``poll`` is
+    called every ``POLL_S`` while the child runs, silent or not: when it raises (the
+    caller cancelled), the child is ended and its trace settled ``cancelled``."""
     nproc = int(options.get("nproc", 1) or 1)
     outs = rank_paths(out, nproc) if nproc > 1 else [Path(out)]
     if nproc > 1:
@@ -198,7 +201,7 @@ def run_ranks(
             streams.append((os.fdopen(channel[0], "rb"), progress_line))
         readers = [(stream, pump(stream, on_line, stop)) for stream, on_line in streams]
         try:
-            code = proc.wait()
+            code = _wait(proc, poll)
             # The child is gone; what it started (a forked worker, a daemon) may hold
             # its output open and run on: after its last lines, end the whole tree.
             grace = time.monotonic() + EXIT_GRACE_S
@@ -207,9 +210,11 @@ def run_ranks(
             _kill_group(proc, run_id)
             for _stream, reader in readers:
                 reader.join(5)
-        except BaseException:  # Ctrl+C: never leave the child behind
+        except BaseException:  # Ctrl+C, a poll that raised: never leave the child behind
             _kill_group(proc, run_id)
             proc.wait()
+            for _stream, reader in readers:  # the pipes end with the tree: close them
+                reader.join(5)
             for path in outs:
                 _settle_stopped(str(path), script, tail)
             raise
@@ -230,6 +235,17 @@ def run_ranks(
 
 
 EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines
+POLL_S = 0.25  # how often run_ranks asks its caller's poll while the child runs
+
+
+def _wait(proc: subprocess.Popen, poll: Callable[[], None] | None) -> int:
+    """The child's exit code; ``poll()`` asked every POLL_S meanwhile (it may raise)."""
+    while poll is not None:
+        try:
+            return proc.wait(timeout=POLL_S)
+        except subprocess.TimeoutExpired:
+            poll()
+    return proc.wait()
 RANK_FILE = "rank{rank}.json.gz"  # each rank's trace in the folder of a multi-rank capture
 
 

@@ -2,7 +2,9 @@
 estimate (``fusionviz.model.advisor.candidates``), each with the ``fusionviz replay``
 command that tries it and how to apply it; **Measure** replays and times the best K
 (``advisor.run``: progress, Cancel) and puts the measured ones first, wins beyond the
-noise at the top. "Try in the Advisor" on a ledger row or the graph's selected pair
+noise at the top; **Measure All Graphs** does so for every graph in turn. Above the
+table, the whole step (``advisor.step_table``): each change measured, added up over
+the graphs. "Try in the Advisor" on a ledger row or the graph's selected pair
 measures that one pair (``try_pair``). Selecting a pair selects its nodes (graph,
 Details); right-click a row: copy its replay command (also Ctrl+C), or compare its
 replay with the baseline replay (``sig_compare``: the comparison view).
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -35,14 +38,16 @@ from fusionviz.model.advisor.measure import (
     VERDICTS,
     Measured,
     Measurement,
-    best_win,
     gain_text,
 )
+from fusionviz.model.advisor.step import step_line
 from fusionviz.model.errors import TraceError
 from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.report.formatting import clip
+from fusionviz.model.trace import Graph
 from fusionviz.model.tracefile import bounded
 from fusionviz.ui.advisor.run import MeasureRun
+from fusionviz.ui.advisor.step_table import StepTable
 from fusionviz.ui.plain import menu_text, plain, tip
 from fusionviz.ui.view_state import ViewState
 
@@ -63,6 +68,7 @@ class AdvisorPane(QWidget):
         self.measured: dict[int, Measurement] = {}  # graph index -> its measurement
         self.folders: dict[int, str] = {}  # graph index -> its replays' folder
         self.run: MeasureRun | None = None
+        self.queue: list[Graph] = []  # graphs Measure All Graphs has still to measure
         self._shown_for = None  # the graph the table was filled for
         self.on_screen = False  # its dock is shown and in front (set_on_screen)
         self.header = plain(QLabel())
@@ -78,6 +84,11 @@ class AdvisorPane(QWidget):
             "counts only beyond max(3 x noise, 1%). Each replay compiles the graph: tens "
             "of seconds each."))
         self.measure_button.clicked.connect(self.measure_best)
+        self.all_button = QPushButton("Measure &All Graphs")
+        self.all_button.setToolTip(tip(
+            "Measure the best candidates of every graph, one graph after another; the "
+            "whole-step table adds up what each change did on every graph."))
+        self.all_button.clicked.connect(self.measure_all)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
         self.progress = QProgressBar()
@@ -87,6 +98,7 @@ class AdvisorPane(QWidget):
         bar.addWidget(QLabel("Best"))
         bar.addWidget(self.count)
         bar.addWidget(self.measure_button)
+        bar.addWidget(self.all_button)
         bar.addWidget(self.cancel_button)
         bar.addWidget(self.progress)
         bar.addWidget(self.status, 1)
@@ -101,11 +113,17 @@ class AdvisorPane(QWidget):
         self.table.customContextMenuRequested.connect(self._menu)
         self.table.currentCellChanged.connect(self._show_on_graph)
         QShortcut(QKeySequence.StandardKey.Copy, self.table, self.copy_command)
+        self.step_table = StepTable(WIN, WORSE)
+        self.step_table.sig_graph.connect(self._show_graph)
+        self.split = split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.step_table)
+        split.addWidget(self.table)
+        split.setStretchFactor(1, 3)
         box = QVBoxLayout(self)
         box.setContentsMargins(4, 4, 4, 4)
         box.addWidget(self.header)
         box.addLayout(bar)
-        box.addWidget(self.table, 1)
+        box.addWidget(split, 1)
         state.sig_graph_changed.connect(lambda _i: self.refresh())
         state.sig_trace_changed.connect(self._forget_measurements)
 
@@ -161,15 +179,8 @@ class AdvisorPane(QWidget):
                 + self._step_text())
 
     def _step_text(self) -> str:
-        """The best win of each measured graph, added up (wins of one graph were not
-        measured together, so only one counts)."""
-        gained = {i: best.gain_ms for i, m in self.measured.items()
-                  if (best := best_win(m)) is not None}
-        if not gained:
-            return ""
-        return (f" Whole step, {len(self.measured)} graph(s) measured: the best win of each "
-                f"saves {sum(gained.values()):.3f} ms per step ("
-                + ", ".join(f"graph {i}: {g:.3f}" for i, g in sorted(gained.items())) + ").")
+        measured = {i: m for i, m in self.measured.items() if m.baselines}
+        return f" Whole step: {step_line(measured)}." if measured else ""
 
     def _fill(self) -> None:
         graph = self._state.graph
@@ -201,6 +212,22 @@ class AdvisorPane(QWidget):
                 self.table.setItem(row, col, item)
         self.table.resizeColumnsToContents()
 
+    def _fill_step(self) -> None:
+        """The whole-step table, a few rows high above the candidates."""
+        self.step_table.fill(self.measured)
+        total = sum(self.split.sizes())
+        if self.step_table.rowCount() and total:
+            top = min(self.step_table.fitting_height(3), total * 2 // 5)
+            self.split.setSizes([top, total - top])
+
+    def _show_graph(self, index: int) -> None:
+        """Show the graph whose ``Graph.index`` is ``index`` (a whole-step row)."""
+        trace = self._state.trace
+        at = next((k for k, g in enumerate(trace.graphs) if g.index == index), None) \
+            if trace is not None else None
+        if at is not None:
+            self._state.set_graph(at)
+
     def _show_on_graph(self, row: int, *_cells) -> None:
         """A pair's nodes selected: the graph and Details show them."""
         if 0 <= row < len(self.rows) and self.rows[row][0].nodes:
@@ -214,7 +241,29 @@ class AdvisorPane(QWidget):
             return False
         if self._shown_for is not graph:  # not ranked yet (the pane was behind a tab)
             self._rank()
-        return self._start(self.candidates, self.count.value())
+        return self._start(graph, self.candidates, self.count.value())
+
+    def measure_all(self) -> bool:
+        """Measure the best ``count`` candidates of every graph, one graph after another
+        (those that cannot be replayed are said and skipped)."""
+        trace = self._state.trace
+        if trace is None or self.run is not None:
+            return False
+        self.queue = list(trace.graphs)
+        return self._next_graph()
+
+    def _next_graph(self) -> bool:
+        """Start measuring the next graph of the queue that has something to measure."""
+        while self.queue:
+            graph = self.queue.pop(0)
+            try:
+                candidates = rank(self._state.trace, graph)
+            except TraceError as e:
+                self._state.report_unreadable(str(e))
+                continue
+            if self._start(graph, candidates, self.count.value()):
+                return True
+        return False
 
     def try_pair(self, a: str, b: str) -> bool:
         """Measure one pair of the shown graph (from the ledger, the graph, Why Not)."""
@@ -232,13 +281,14 @@ class AdvisorPane(QWidget):
             kind="pair", what=f"{a} with {b}", why="chosen in the window", bytes_saved=None,
             ms=None, apply="not reachable by configuration unless Inductor's reason names a "
             "setting", nodes=(a, b), force=((a, b),))
-        return self._start([pair], 1)
+        return self._start(graph, [pair], 1)
 
-    def _start(self, candidates: list[Candidate], count: int) -> bool:
-        graph, trace = self._state.graph, self._state.trace
+    def _start(self, graph: Graph, candidates: list[Candidate], count: int) -> bool:
+        trace = self._state.trace
         problems = replay_problems(graph)
         if problems:
-            self.status.setText(clip(f"This graph cannot be replayed: {problems[0]}", 200))
+            self.status.setText(clip(f"Graph {graph.index} cannot be replayed: "
+                                     f"{problems[0]}", 200))
             return False
         self.run = MeasureRun(trace, self._state.path, graph, candidates, count, parent=self)
         self.run.sig_line.connect(lambda line: self.status.setText(clip(line, 200)))
@@ -247,12 +297,14 @@ class AdvisorPane(QWidget):
         self.progress.setRange(0, max(1, self.run.total))
         self.progress.setValue(0)
         self._show_running(True)
+        more = f"; {len(self.queue)} graph(s) after it" if self.queue else ""
         self.status.setText(f"Replaying graph {graph.index}: {self.run.total} replays "
-                            "planned (each compiles the graph)")
+                            f"planned (each compiles the graph){more}")
         self.run.start()
         return True
 
     def cancel(self) -> None:
+        self.queue = []
         if self.run is not None:
             self.run.cancel()
             self.status.setText("Cancelling: stopping the replays…")
@@ -274,12 +326,17 @@ class AdvisorPane(QWidget):
             self.measured[m.graph] = m
             self.folders[m.graph] = str(Path(run.folder) / f"graph_{m.graph}")
         wins = sum(r.verdict == "win" for r in m.results)
-        self.status.setText(m.problem or f"Done: {len(m.results)} measured, {wins} win(s)")
+        self.status.setText(f"Graph {m.graph}: " + (
+            m.problem or f"{len(m.results)} measured, {wins} win(s)"))
         self._shown_for = None
         self.refresh()
+        self._fill_step()
+        if run is not None and self._state.trace is run.trace and not run.cancelled:
+            self._next_graph()
 
     def _show_running(self, running: bool) -> None:
         self.measure_button.setEnabled(not running)
+        self.all_button.setEnabled(not running)
         self.count.setEnabled(not running)
         self.cancel_button.setVisible(running)
         self.progress.setVisible(running)
@@ -288,6 +345,7 @@ class AdvisorPane(QWidget):
         self.cancel()
         self.measured.clear()
         self.folders.clear()
+        self._fill_step()
 
     def open_advice(self, path: str) -> int:
         """Show what ``fusionviz advise --measure K -o DIR`` measured on the open trace
@@ -303,6 +361,7 @@ class AdvisorPane(QWidget):
             self.folders[index] = str(folder)
         self._shown_for = None
         self.refresh()
+        self._fill_step()
         return len(found)
 
     # -- commands -----------------------------------------------------------------------

@@ -43,6 +43,10 @@ class MeasureRun(QObject):
         self._cancel.set()
 
     @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
     def running(self) -> bool:
         return self._thread.is_alive()
 
