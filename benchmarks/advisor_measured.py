@@ -189,10 +189,13 @@ def main() -> int:
                           "--budget", str(opts.budget), "--json", "-o",
                           str(out / f"{model}_advise"))
         entry["advise_s"] = round(time.monotonic() - t0)
-        if done.returncode != 0:
+        try:  # exit 1 (a baseline failed) still writes the document: keep what it says
+            doc = json.loads(done.stdout)
+        except json.JSONDecodeError:
             print(f"{model}: advise failed ({done.returncode}): {done.stderr[-500:]}")
             continue
-        doc = json.loads(done.stdout)
+        if done.returncode != 0:
+            print(f"{model}: advise exited {done.returncode}: {done.stderr[-300:]}")
         entry["advise"] = doc
         trace = load_trace(trace_path)
         print(f"{model}: capture {entry['capture_s']} s, advise {entry['advise_s']} s")

@@ -20,6 +20,7 @@ from fusionviz.model.advisor.document import (
 )
 from fusionviz.model.advisor.measure import (
     NOTHING_TO_MEASURE,
+    OVER_BUDGET,
     Measurement,
     gain_text,
     measure,
@@ -100,6 +101,11 @@ def _measure(opts: argparse.Namespace, trace, ranked) -> int:
                                                         "replayed: " + "; ".join(problems))))
             continue
         left = opts.budget - (time.monotonic() - start)
+        if left <= 0:
+            runs.append((graph, candidates, Measurement(
+                graph.index, "", halted=OVER_BUDGET, problem=f"not measured: the time "
+                f"budget (--budget {opts.budget:g} s) ran out before this graph")))
+            continue
         emit(f"graph {graph.index} ({graph.kind}): measuring the best {opts.measure} "
              f"candidate(s), {max(0, left):.0f} s of the budget left", err=True)
         runs.append((graph, candidates, measure(
@@ -131,8 +137,8 @@ def _measure(opts: argparse.Namespace, trace, ranked) -> int:
 
 def _failed(m: Measurement) -> bool:
     """Nothing measured where something should have been (a baseline that failed, a
-    graph that cannot be replayed)."""
-    return not m.baselines and m.problem != NOTHING_TO_MEASURE
+    graph that cannot be replayed); not when the budget ran out or it was cancelled."""
+    return not m.baselines and m.problem != NOTHING_TO_MEASURE and not m.halted
 
 
 def _ms(value: float | None) -> str:

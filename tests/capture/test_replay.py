@@ -179,12 +179,13 @@ def test_the_time_budget_ends_replays_still_running(tmp_path, capsys):
     (a max-autotune replay of ResNet-50's convolutions ran past a 240 s budget on an
     H100 by more than 200 s before this)."""
     folder = tmp_path / "advise"
-    assert main(["advise", str(DATA / "cpu_replay_block.json.gz"), "--graph", "1",
-                 "--measure", "1", "--jobs", "2", "--budget", "3", "--json", "-o",
-                 str(folder)]) == 1
-    graph = json.loads(capsys.readouterr().out)["graphs"][0]
-    assert graph["baselines_ms"] == []
-    assert "over the time budget (3 s)" in graph["problem"], graph
+    assert main(["advise", str(DATA / "cpu_replay_block.json.gz"), "--measure", "1",
+                 "--jobs", "2", "--budget", "3", "--json", "-o", str(folder)]) == 0
+    forward, backward = json.loads(capsys.readouterr().out)["graphs"]
+    assert forward["problem"].startswith("no candidate a replay can measure")
+    assert backward["baselines_ms"] == []
+    assert "(over the time budget)" in backward["problem"], backward
+    assert {r["verdict"] for r in backward["measured"]} == {"not measured"}
     replays = sorted(folder.glob("graph_1/replay_*.json.gz"))
     assert replays, "the first two replays had started"
     assert {load_trace(p).script.status for p in replays} == {"cancelled"}

@@ -137,3 +137,14 @@ def test_a_producer_and_consumer_never_asked_about_are_a_candidate():
     (never,) = [c for c in rank(trace, graph) if c.kind == "pair"]
     assert never.force == (("op0", "op1"),) and "never a candidate" in never.why
     assert never.bytes_saved == 8 * mb and never.measurable  # op2 reads it too: one read
+
+
+def test_graphs_the_budget_did_not_reach_are_said_not_failed(tmp_path, capsys):
+    from fusionviz.cli.main import main
+
+    assert main(["advise", str(LLAMA), "--measure", "2", "--budget", "0", "--json",
+                 "-o", str(tmp_path)]) == 0
+    graphs = json.loads(capsys.readouterr().out)["graphs"]
+    assert [g["problem"] for g in graphs] == ["not measured: the time budget (--budget 0 s) "
+                                              "ran out before this graph"] * 2
+    assert not list(tmp_path.glob("graph_*/replay_*"))  # nothing was started

@@ -49,6 +49,7 @@ UNMEASURED_MODES = {"reduce-overhead": "CUDA graphs save launch time, which a re
                     "--what-if reduce-overhead"}
 NOTHING_TO_MEASURE = ("no candidate a replay can measure (pairs no rule can force or that "
                       "would save no bytes, and CUDA graphs, are left out)")
+OVER_BUDGET, CANCELLED = "over the time budget", "cancelled"
 VERDICTS = ("win", "within noise", "slower", "changed results", "not generated",
             "failed", "not measured")
 
@@ -78,6 +79,7 @@ class Measurement:
     seconds: float = 0.0
     jobs: int = 1
     problem: str = ""  # why nothing could be measured
+    halted: str = ""  # OVER_BUDGET or CANCELLED when replays were ended before their time
 
 
 def judge(baselines: list[Timing], timed: Timing) -> tuple[str, float, float, float]:
@@ -168,7 +170,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
         return stopped() or time.monotonic() - start > budget
 
     def why_halted() -> str:
-        return "cancelled" if stopped() else f"over the time budget ({budget:.0f} s)"
+        return CANCELLED if stopped() else OVER_BUDGET
 
     def cancelled(_msg=None) -> None:
         if halted():
@@ -206,6 +208,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
             schedule(turns, range(len(order)), lambda t: futures[t].done(), halted)
         done = [f.result() for f in futures]
     result.seconds = time.monotonic() - start
+    result.halted = next((f for _g, f, _p in done if f in (OVER_BUDGET, CANCELLED)), "")
     timed = [(i, g) for i, (g, _f, _p) in enumerate(done)
              if order[i] is None and _timed(g)]
     result.baselines = [g.timing.compiled_ms for _i, g in timed]
@@ -219,7 +222,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
         if order[ticket] is None:
             continue
         c = worth[order[ticket]]
-        if again is None and (failed == "cancelled" or failed.startswith("over the time")):
+        if again is None and failed in (OVER_BUDGET, CANCELLED):
             result.results.append(Measured(c, "not measured", detail=failed))
             continue
         if not _timed(again):
