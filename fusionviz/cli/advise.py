@@ -21,13 +21,13 @@ from fusionviz.model.advisor.document import (
 from fusionviz.model.advisor.measure import (
     NOTHING_TO_MEASURE,
     OVER_BUDGET,
+    SCRIPT_NOTE,
     Measurement,
     gain_text,
     measure,
 )
 from fusionviz.model.advisor.step import step_line
 from fusionviz.model.errors import TraceError
-from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.report.formatting import number
 from fusionviz.model.report.tables import plain_text
 from fusionviz.model.tracefile.io import load_trace
@@ -94,12 +94,6 @@ def _measure(opts: argparse.Namespace, trace, ranked) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     start, runs = time.monotonic(), []
     for graph, candidates in ranked:
-        problems = replay_problems(graph)
-        if problems:
-            emit(f"graph {graph.index} cannot be replayed: {'; '.join(problems)}", err=True)
-            runs.append((graph, candidates, Measurement(graph.index, "", problem="cannot be "
-                                                        "replayed: " + "; ".join(problems))))
-            continue
         left = opts.budget - (time.monotonic() - start)
         if left <= 0:
             runs.append((graph, candidates, Measurement(
@@ -120,7 +114,8 @@ def _measure(opts: argparse.Namespace, trace, ranked) -> int:
         emit(f"\n{opts.trace}, graph {graph.index} ({graph.kind}): " + (
             m.problem or f"{len(m.results)} candidate(s) replayed and timed ({m.clock}), "
             f"{m.jobs} replay(s) at a time, each beside baseline replays "
-            f"({_ms_list(m.baselines)}); a win counts beyond max(3 x noise, 1%)"))
+            f"({_ms_list(m.baselines)}); a win counts beyond max(3 x noise, 1%)"
+            + (SCRIPT_NOTE if m.source == "script" else "")))
         if m.results:
             emit(plain_text(
                 ("#", "candidate", "baseline", "replayed", "gain", "counts beyond",

@@ -189,3 +189,37 @@ def test_the_time_budget_ends_replays_still_running(tmp_path, capsys):
     replays = sorted(folder.glob("graph_1/replay_*.json.gz"))
     assert replays, "the first two replays had started"
     assert {load_trace(p).script.status for p in replays} == {"cancelled"}
+
+
+def test_a_graph_that_cannot_be_replayed_is_measured_by_running_the_script(tmp_path,
+                                                                           capsys):
+    """The fallback of item 1: a graph the trace holds no replay source for (custom ops,
+    inputs it could not hold; here, removed) is measured by capturing the user's script
+    again with each change, its graph of the same index timed."""
+    trace = load_trace(DATA / "cpu_replay_block.json.gz")
+    backward = replace(trace.graphs[1], replay={}, replay_note="a custom op: my::op")
+    script = replace(trace.script, path=str(DATA / "scripts" / "replay_block.py"))
+    path = tmp_path / "no_replay.json.gz"
+    save_trace(replace(trace, script=script, graphs=(trace.graphs[0], backward)), path)
+    folder = tmp_path / "advise"
+    assert main(["advise", str(path), "--graph", "1", "--measure", "1", "--json", "-o",
+                 str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert "cannot be replayed (a custom op: my::op): each measurement runs your script" \
+        in captured.err
+    graph = json.loads(captured.out)["graphs"][0]
+    assert graph["source"] == "script" and graph["jobs"] == 1
+    assert len(graph["baselines_ms"]) == 2, graph
+    (row,) = graph["measured"]
+    assert row["verdict"] in ("win", "within noise", "slower"), row
+    assert row["what"] == "score_fusion_memory_threshold=1"
+    runs = [load_trace(p) for p in sorted(folder.glob("graph_1/replay_*.json.gz"))]
+    assert [len(t.graphs) for t in runs] == [2, 2, 2]  # the whole script, each time
+    assert runs[1].config["score_fusion_memory_threshold"] == 1
+    assert {t.config["score_fusion_memory_threshold"] for t in (runs[0], runs[2])} != {1}
+    # moved away, the script cannot run again: said, and a failure (exit 1)
+    save_trace(replace(trace, script=replace(script, path=str(tmp_path / "gone.py")),
+                       graphs=(trace.graphs[0], backward)), path)
+    assert main(["advise", str(path), "--graph", "1", "--measure", "1", "--json"]) == 1
+    graph = json.loads(capsys.readouterr().out)["graphs"][0]
+    assert "is not there any more" in graph["problem"]

@@ -25,7 +25,7 @@ def measured_document(trace_path: str, runs) -> dict:
     """``runs``: (graph, its ranked candidates, its Measurement) of each graph."""
     return {"schema": SCHEMA, "trace": trace_path, "measured": True, "graphs": [
         {"index": g.index, "kind": g.kind, "nodes": len(g.nodes), "clock": m.clock,
-         "problem": m.problem,
+         "problem": m.problem, "source": m.source,
          "baselines_ms": m.baselines, "seconds": round(m.seconds, 1), "jobs": m.jobs,
          "candidates": [candidate_doc(trace_path, g, c) for c in cands],
          "measured": [{**candidate_doc(trace_path, g, r.candidate), "verdict": r.verdict,
@@ -67,7 +67,8 @@ def read_measured(doc: object, trace: Trace) -> dict[int, Measurement]:
                                    if _number(b)],
                         seconds=float(gdoc.get("seconds") or 0) if _number(
                             gdoc.get("seconds") or 0) else 0.0,
-                        jobs=gdoc["jobs"] if type(gdoc.get("jobs")) is int else 1)
+                        jobs=gdoc["jobs"] if type(gdoc.get("jobs")) is int else 1,
+                        source="script" if gdoc.get("source") == "script" else "replay")
         names = {n.name for n in graph.nodes}
         for row in gdoc.get("measured") or ():
             if not isinstance(row, dict) or not isinstance(row.get("try"), list):

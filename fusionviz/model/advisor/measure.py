@@ -15,6 +15,10 @@ spread does not overlap the baselines' (Inductor-Rewrite-Blame's threshold, in
 ``research/advisor.md``). Times are per call of the graph, on the clock the capture
 uses there (device time on the GPU, wall time on the CPU).
 
+A graph that cannot be replayed (``replay_problems``: custom ops, inputs the trace could
+not hold) is measured by running the user's script again for each replay instead
+(``replay.run.rerun``), one at a time, its graph of the same index timed.
+
 A replay also checks its outputs against the graph run eagerly (``max_abs_diff``): a
 candidate whose outputs are further from eager than ``RESULT_SLACK`` × the baseline's
 (and more than ``RESULT_FLOOR``) "changed results", whatever its time.
@@ -36,7 +40,8 @@ from pathlib import Path
 
 from fusionviz.model.advisor.candidates import Candidate
 from fusionviz.model.replay.compare import decision_differences
-from fusionviz.model.replay.run import replay
+from fusionviz.model.replay.run import replay, rerun, rerun_problem
+from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.replay.turns import schedule
 from fusionviz.model.trace import Graph, Timing, Trace
 from fusionviz.model.whatif import WhatIf
@@ -50,6 +55,8 @@ UNMEASURED_MODES = {"reduce-overhead": "CUDA graphs save launch time, which a re
 NOTHING_TO_MEASURE = ("no candidate a replay can measure (pairs no rule can force or that "
                       "would save no bytes, and CUDA graphs, are left out)")
 OVER_BUDGET, CANCELLED = "over the time budget", "cancelled"
+SCRIPT_NOTE = ("; this graph cannot be replayed: each replay was a run of your whole script "
+               "with the change")
 VERDICTS = ("win", "within noise", "slower", "changed results", "not generated",
             "failed", "not measured")
 
@@ -80,6 +87,7 @@ class Measurement:
     jobs: int = 1
     problem: str = ""  # why nothing could be measured
     halted: str = ""  # OVER_BUDGET or CANCELLED when replays were ended before their time
+    source: str = "replay"  # "replay", or "script": the graph could not be replayed
 
 
 def judge(baselines: list[Timing], timed: Timing) -> tuple[str, float, float, float]:
@@ -148,7 +156,8 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
     per replay started and ended; ``stopped()`` cancels, and so does the end of
     ``budget`` seconds: running replays are killed, what was timed before is kept."""
     cuda = graph.device.startswith("cuda")
-    jobs = max(1, jobs or default_jobs(cuda))
+    cannot = replay_problems(graph)
+    jobs = 1 if cannot else max(1, jobs or default_jobs(cuda))  # scripts take no turns
     out = Path(folder or tempfile.mkdtemp(prefix="fusionviz-advise-")) / f"graph_{graph.index}"
     out.mkdir(parents=True, exist_ok=True)
     result = Measurement(graph.index, "device time" if cuda else "wall time (CPU, noisy)",
@@ -156,6 +165,15 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
     skipped = [Measured(c, "not measured", detail=UNMEASURED_MODES[c.mode])
                for c in candidates if c.mode in UNMEASURED_MODES]
     worth = chosen(candidates, count)
+    if cannot:
+        result.source = "script"
+        on_event(f"graph {graph.index} cannot be replayed ({cannot[0]}): each "
+                 "measurement runs your script again")
+        if rerun_problem(trace):
+            result.problem = f"cannot be replayed ({cannot[0]}), and {rerun_problem(trace)}"
+            result.results = [*skipped, *(Measured(c, "not measured", detail=result.problem)
+                                          for c in worth)]
+            return result
     if not worth:
         result.problem = NOTHING_TO_MEASURE
         result.results = skipped
@@ -185,14 +203,17 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
             on_event(f"[{time.monotonic() - start:5.0f}s] replay {ticket + 1}/{len(order)} "
                      f"started: {label}")
         path = str(out / f"replay_{ticket + 1}.json.gz")
+        change = {"config": {**threads, **dict(c.config if c else ())},
+                  "mode": c.mode if c else None, "poll": cancelled,
+                  "timeout": max(60.0, budget - (time.monotonic() - start) + 60)}
         try:
-            again, failed = replay(
-                trace, trace_path, graph, path,
-                whatif=WhatIf(force=c.force) if c else None,
-                config={**threads, **dict(c.config if c else ())},
-                mode=c.mode if c else None, on_progress=cancelled, poll=cancelled,
-                timeout=max(60.0, budget - (time.monotonic() - start) + 60),
-                turns=turns, ticket=ticket)
+            if cannot:
+                again, failed = rerun(trace, graph, path, whatif=WhatIf(
+                    force=c.force, graph=graph.index) if c else None, **change)
+            else:
+                again, failed = replay(trace, trace_path, graph, path, whatif=WhatIf(
+                    force=c.force) if c else None, on_progress=cancelled, turns=turns,
+                    ticket=ticket, **change)
         except Cancelled:
             return None, why_halted(), path
         with lock:

@@ -1,6 +1,9 @@
 """Running one replay: the graph's script written to a temporary folder and captured
 like any user script (a fresh process), with the capture's recorded Inductor settings
-under the caller's (``fusionviz replay``, ``fusionviz advise --measure``)."""
+under the caller's (``fusionviz replay``, ``fusionviz advise --measure``). Where a graph
+cannot be replayed, ``rerun`` runs the user's script again instead, with the change, and
+takes its graph of the same index: slower (the whole script), but it needs nothing the
+trace could not hold."""
 
 from __future__ import annotations
 
@@ -52,3 +55,35 @@ def replay(trace: Trace, trace_path: str, graph: Graph, out: str, *,
         detail = replayed.script.message or failure or "no graph"
         return None, f"{replayed.script.status}: {detail}"
     return replayed.graphs[-1], ""
+
+
+def rerun_problem(trace: Trace) -> str:
+    """Why the trace's script cannot be run again ("" when it can)."""
+    if not trace.script.path:
+        return "the trace does not name its script"
+    if not Path(trace.script.path).is_file():
+        return f"its script {trace.script.path} is not there any more"
+    return ""
+
+
+def rerun(trace: Trace, graph: Graph, out: str, *, whatif: WhatIf | None = None,
+          config: dict | None = None, mode: str | None = None,
+          timeout: float | None = None, poll=None) -> tuple[Graph | None, str]:
+    """(the script's graph of ``graph``'s index and kind, "") or (None, why not): the
+    user's script captured again with the change (a forced pair: ``whatif.graph`` names
+    the graph), under the capture's recorded settings, its trace ``out``."""
+    problem = rerun_problem(trace)
+    if problem:
+        return None, problem
+    device = "cuda" if graph.device.startswith("cuda") else "cpu"
+    again = run_capture(trace.script.path, out, timeout=timeout, poll=poll, mode=mode,
+                        config=config or {}, base_config=captured_settings(trace.config),
+                        device=device, whatif=whatif or WhatIf(),
+                        script_args=list(trace.script.argv))
+    failure = write_failure(again.script)
+    if again.script.status != "ok" or failure:
+        return None, f"{again.script.status}: {again.script.message or failure}"
+    same = [g for g in again.graphs if g.index == graph.index and g.kind == graph.kind]
+    if not same:
+        return None, f"the script's run had no graph {graph.index} ({graph.kind})"
+    return same[0], ""

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from fusionviz.model.advisor.candidates import Candidate, rank
 from fusionviz.model.advisor.document import read_measured
 from fusionviz.model.advisor.measure import (
+    SCRIPT_NOTE,
     VERDICTS,
     Measured,
     Measurement,
@@ -42,7 +43,6 @@ from fusionviz.model.advisor.measure import (
 )
 from fusionviz.model.advisor.step import step_line
 from fusionviz.model.errors import TraceError
-from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.report.formatting import clip
 from fusionviz.model.trace import Graph
 from fusionviz.model.tracefile import bounded
@@ -173,7 +173,8 @@ class AdvisorPane(QWidget):
         return (f"Graph {graph.index} ({graph.kind}): {len(replayed)} candidate(s) replayed, "
                 f"{len(timed)} timed ({m.clock}, {m.jobs} replay(s) at a time, baseline "
                 f"replays {base} ms, "
-                f"{m.seconds:.0f} s): {len(wins)} win(s) beyond max(3 x noise, 1%), shown "
+                f"{m.seconds:.0f} s{SCRIPT_NOTE if m.source == 'script' else ''}): "
+                f"{len(wins)} win(s) beyond max(3 x noise, 1%), shown "
                 f"first. The other {len(self.candidates) - len(m.results)} are {estimate}. "
                 "Right-click a measured row to compare its replay with the baseline's."
                 + self._step_text())
@@ -285,11 +286,6 @@ class AdvisorPane(QWidget):
 
     def _start(self, graph: Graph, candidates: list[Candidate], count: int) -> bool:
         trace = self._state.trace
-        problems = replay_problems(graph)
-        if problems:
-            self.status.setText(clip(f"Graph {graph.index} cannot be replayed: "
-                                     f"{problems[0]}", 200))
-            return False
         self.run = MeasureRun(trace, self._state.path, graph, candidates, count, parent=self)
         self.run.sig_line.connect(lambda line: self.status.setText(clip(line, 200)))
         self.run.sig_progress.connect(self._on_progress)
