@@ -338,6 +338,10 @@ class Graph:
     # empty when not recorded, and then ``replay_note`` says why
     replay: dict = field(default_factory=dict)
     replay_note: str = ""
+    # op counts of the bodies lowering stored to memory for their size (over
+    # realize_opcount_threshold) instead of inlining them into their users; () also when
+    # not recorded (Capabilities.missing names the hook then)
+    large_bodies: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

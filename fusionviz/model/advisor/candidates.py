@@ -230,8 +230,26 @@ def _reason_settings(config: dict, graph: Graph) -> list[Candidate]:
     return out
 
 
+def _large_bodies(config: dict, graph: Graph) -> list[Candidate]:
+    """``realize_opcount_threshold`` above the largest body lowering stored for its size:
+    those bodies are computed inside their users instead (less memory traffic, more
+    recomputation)."""
+    if not graph.large_bodies:
+        return []
+    top, now = max(graph.large_bodies), config.get("realize_opcount_threshold")
+    return [Candidate(
+        kind="config", what=f"realize_opcount_threshold={top + 1}",
+        why=f"{len(graph.large_bodies)} buffer(s) stored to memory because their bodies "
+        f"(up to {top} ops) are over the op-count threshold (now "
+        f"{'the default' if now is None else now}); above it they are computed inside "
+        "their users instead", bytes_saved=None, ms=None,
+        config=(("realize_opcount_threshold", top + 1),),
+        apply=f"torch._inductor.config.realize_opcount_threshold = {top + 1}")]
+
+
 def _configs(trace: Trace, graph: Graph) -> list[Candidate]:
-    config, out = trace.config, _reason_settings(trace.config, graph)
+    config = trace.config
+    out = [*_reason_settings(config, graph), *_large_bodies(config, graph)]
     t = graph.timing
     wall, device = (t.compiled_wall_ms, t.compiled_device_ms) if t else (None, None)
     if graph.device.startswith("cuda") and wall and device and wall > LAUNCH_BOUND * device:

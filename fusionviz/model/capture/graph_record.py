@@ -36,6 +36,7 @@ class GraphRecord:
     comm_passes: list[CommPass] = field(default_factory=list)  # FX passes on collectives
     replay: dict = field(default_factory=dict)  # what ``fusionviz replay`` compiles again
     replay_note: str = ""  # why it is not recorded
+    large_bodies: tuple[int, ...] = ()  # op counts of bodies stored for their size
 
     def snapshot_nodes(self, scheduler, snodes) -> None:
         """Record the pre-fusion nodes (first ``fuse_nodes`` call of a scheduler)."""
@@ -73,6 +74,7 @@ class GraphRecord:
             comm_passes=tuple(self.comm_passes),
             replay=self.replay,
             replay_note=self.replay_note,
+            large_bodies=self.large_bodies,
         )
 
 

@@ -13,7 +13,7 @@ import inspect
 import time
 from contextlib import contextmanager
 
-from fusionviz.model.capture import comm_reorders, entries, fx_comm_passes
+from fusionviz.model.capture import comm_reorders, entries, fx_comm_passes, large_bodies
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.nodes import members
 from fusionviz.model.capture.patcher import Patcher
@@ -107,6 +107,7 @@ class Hooks:
             w(_cls("torch._inductor.codegen.triton", "TritonScheduling"),
               "benchmark_codegened_module", self._keep_spills)
         comm_reorders.install(self.p, lambda: self.rec.current)
+        large_bodies.install(self.p)
         if hasattr(self.rec, "pending_comm_passes"):
             fx_comm_passes.install(self.p, self.rec)
         reasons = getattr(self.rec, "reasons", None)  # Dynamo: why several graphs

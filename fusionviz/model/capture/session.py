@@ -17,6 +17,7 @@ import traceback
 
 import torch
 
+from fusionviz.model.capture import large_bodies
 from fusionviz.model.capture.baseline import (
     Baseline,
     measure_eager,
@@ -155,6 +156,7 @@ class Recorder:
             "inference" if getattr(graph_lowering, "is_inference", False) else "forward")
         g = GraphRecord(index=len(self.graphs), compile_id=str(cid) if cid else "", kind=kind)
         g.comm_passes, self.pending_comm_passes = self.pending_comm_passes, []
+        g.large_bodies = large_bodies.op_counts(graph_lowering)
         try:
             g.replay, g.replay_note = replay_source(graph_lowering)
         except Exception as e:  # noqa: BLE001 - a graph not replayable is still recorded

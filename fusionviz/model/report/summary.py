@@ -70,6 +70,10 @@ def graph_lines(g: Graph) -> list[str]:
     lines += [f"  warning: {w}" for w in g.warnings]
     if g.replay_note:  # recorded by this fusionviz, yet not replayable: say why
         lines.append(f"  replay: not possible: {g.replay_note}")
+    if g.large_bodies:
+        lines.append(f"  lowering stored {len(g.large_bodies)} buffer(s) for the size of "
+                     f"their bodies (up to {max(g.large_bodies)} ops; "
+                     "realize_opcount_threshold decides)")
     lines += [f"  problem: {p}" for p in graph_problems(g) + detail_problems(g)]
     return lines
 
