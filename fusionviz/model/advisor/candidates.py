@@ -239,10 +239,11 @@ def _large_bodies(config: dict, graph: Graph) -> list[Candidate]:
     top, now = max(graph.large_bodies), config.get("realize_opcount_threshold")
     return [Candidate(
         kind="config", what=f"realize_opcount_threshold={top + 1}",
-        why=f"{len(graph.large_bodies)} buffer(s) stored to memory because their bodies "
-        f"(up to {top} ops) are over the op-count threshold (now "
-        f"{'the default' if now is None else now}); above it they are computed inside "
-        "their users instead", bytes_saved=None, ms=None,
+        why=f"{len(graph.large_bodies)} buffer(s) stored to memory when their bodies "
+        f"(up to {top} ops) were over the op-count threshold (now "
+        f"{'the default' if now is None else now}), not outputs nor a library call's "
+        "inputs; above it they may be computed inside their users instead",
+        bytes_saved=None, ms=None,
         config=(("realize_opcount_threshold", top + 1),),
         apply=f"torch._inductor.config.realize_opcount_threshold = {top + 1}")]
 

@@ -51,9 +51,25 @@ def _note(box) -> None:
 
 
 def op_counts(graph_lowering) -> tuple[int, ...]:
-    """The op counts of the bodies lowering stored for their size (asked, and realized
-    since), largest first."""
+    """The op counts of the bodies lowering stored for their size, largest first: asked,
+    and realized since, but not stored anyway as a graph output or a library call's
+    input (raising the threshold would not change those)."""
     from torch._inductor import ir
 
+    anyway = _name_set(graph_lowering.graph_outputs) | _name_set(
+        i for b in graph_lowering.buffers if isinstance(b, ir.ExternKernel)
+        for i in getattr(b, "inputs", ()))
     return tuple(sorted((count for box, count in getattr(graph_lowering, ATTR, {}).values()
-                         if isinstance(box.data, ir.ComputedBuffer)), reverse=True))
+                         if isinstance(box.data, ir.ComputedBuffer)
+                         and _name(box.data) not in anyway), reverse=True))
+
+
+def _name(node) -> str | None:
+    try:
+        return node.get_name()
+    except Exception:  # noqa: BLE001 - views and constants without one
+        return None
+
+
+def _name_set(nodes) -> set[str]:
+    return {n for n in map(_name, nodes) if n}

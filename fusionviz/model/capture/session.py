@@ -156,7 +156,10 @@ class Recorder:
             "inference" if getattr(graph_lowering, "is_inference", False) else "forward")
         g = GraphRecord(index=len(self.graphs), compile_id=str(cid) if cid else "", kind=kind)
         g.comm_passes, self.pending_comm_passes = self.pending_comm_passes, []
-        g.large_bodies = large_bodies.op_counts(graph_lowering)
+        try:
+            g.large_bodies = large_bodies.op_counts(graph_lowering)
+        except Exception:  # noqa: BLE001 - said among the problems; the graph goes on
+            self.on_error("large bodies", traceback.format_exc())
         try:
             g.replay, g.replay_note = replay_source(graph_lowering)
         except Exception as e:  # noqa: BLE001 - a graph not replayable is still recorded
