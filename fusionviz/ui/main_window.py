@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from html import escape
+from pathlib import Path
 
 from PySide6.QtCore import QEvent, QSettings, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
-    QFileDialog,
     QInputDialog,
     QLabel,
     QLineEdit,
@@ -49,7 +49,7 @@ from fusionviz.model.validate import (
     trace_problems,
 )
 from fusionviz.model.whatif import WHAT_IFS
-from fusionviz.ui import editor, export
+from fusionviz.ui import editor, export, file_dialogs
 from fusionviz.ui.advisor.pane import AdvisorPane
 from fusionviz.ui.charts.pane import ChartsPane
 from fusionviz.ui.details_pane import DetailsPane
@@ -291,8 +291,21 @@ class MainWindow(QMainWindow):
         finally:
             self._opening = False
         self.add_recent(path)
+        self._output_of(path)
         self.completer.start(lazy.complete(trace))
         return True
+
+    def _output_of(self, path: str) -> None:
+        """The Script output pane keeps the output of the run that wrote ``path`` (or of
+        a run still going); another trace's script output is not known: it says so."""
+        ran = self.runner.out_path
+        if self.runner.running or (ran and Path(ran).resolve() in (
+                Path(path).resolve(), *Path(path).resolve().parents)):
+            return
+        self.output.setPlainText(
+            f"No script output for {Path(path).name}: a trace does not keep its script's "
+            "output. It shows here while fusionviz runs a script (File > Open and Capture "
+            "Script).")
 
     # ---- kernels only -------------------------------------------------------------------
     @property
@@ -589,9 +602,8 @@ class MainWindow(QMainWindow):
                             "wait for it or cancel it.")
 
     def open_advice_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open Measured Advice", os.path.dirname(self.state.path),
-            "fusionviz advise --json (*.json);;All files (*)")
+        path = file_dialogs.open_file(self, self.settings, "Open Measured Advice",
+                                      "fusionviz advise --json (*.json);;All files (*)")
         if path:
             self.open_advice(path)
 
@@ -640,14 +652,14 @@ class MainWindow(QMainWindow):
         self.set_dark(not is_dark())
 
     def open_trace_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open trace", "", TRACE_FILTER)
+        path = file_dialogs.open_file(self, self.settings, "Open trace", TRACE_FILTER)
         if path:
             self.open_trace(path)
 
     def capture_ranks_dialog(self) -> None:
         """Capture a script that calls torch.distributed on N ranks (torchrun)."""
-        path, _ = QFileDialog.getOpenFileName(self, "Capture script on several ranks", "",
-                                              "Python (*.py)")
+        path = file_dialogs.open_file(self, self.settings, "Capture script on several ranks",
+                                      "Python (*.py)")
         if not path:
             return
         n, ok = QInputDialog.getInt(self, "Ranks", "Processes (torchrun --nproc-per-node):",
@@ -666,7 +678,8 @@ class MainWindow(QMainWindow):
             self.show_error("No trace is open: open or capture one first.")
             return
         name = os.path.basename(self.state.path)
-        path, _ = QFileDialog.getSaveFileName(self, "Save trace as", name, TRACE_FILTER)
+        path = file_dialogs.save_file(self, self.settings, "Save trace as", name,
+                                      TRACE_FILTER)
         if path:
             self.save_trace_as(path)
 
@@ -710,19 +723,19 @@ class MainWindow(QMainWindow):
             editor.set_editor_command(command, self.settings)
 
     def open_script_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open script", "", "Python (*.py)")
+        path = file_dialogs.open_file(self, self.settings, "Open script", "Python (*.py)")
         if path:
             self.run_script(path)
 
     def export_graph_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export graph", "graph.png",
-                                              export.GRAPH_FORMATS)
+        path = file_dialogs.save_file(self, self.settings, "Export graph", "graph.png",
+                                      export.GRAPH_FORMATS)
         if path:
             self._try_export(export.export_graph, self.graph_view, path)
 
     def export_ledger_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export ledger", "ledger.csv",
-                                              export.LEDGER_FORMATS)
+        path = file_dialogs.save_file(self, self.settings, "Export ledger", "ledger.csv",
+                                      export.LEDGER_FORMATS)
         if path:
             self._try_export(export.export_ledger, self.ledger.shown_rows, path)
 

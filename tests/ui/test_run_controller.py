@@ -215,6 +215,14 @@ def test_window_runs_a_script_shows_progress_then_the_graphs(qtbot, child, tmp_p
     assert window.errors and "RuntimeError: boom" in window.errors[-1]
     assert any("Script status: error" in line for line in window.notice_lines())
     assert len(reads) == 1, reads
+    # the output belongs to the run's trace: opened again, it stays; another trace's
+    # script output is not known, and the pane says so instead of showing this one's
+    assert window.open_trace(window.runner.out_path)
+    assert "hello from the script" in window.output.toPlainText()
+    other = os.path.join(os.path.dirname(__file__), "..", "data", "cpu_replay_block.json.gz")
+    assert window.open_trace(other)
+    assert window.output.toPlainText().startswith(
+        "No script output for cpu_replay_block.json.gz: a trace does not keep")
 
 
 def test_progress_is_described_by_the_protocol_for_the_window_and_the_cli():

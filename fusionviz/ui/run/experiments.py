@@ -16,10 +16,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
+from PySide6.QtWidgets import QMenu, QWidget
 
 from fusionviz.model.experiment.runs import read_experiment
 from fusionviz.model.trace import Trace
+from fusionviz.ui import file_dialogs
 from fusionviz.ui.compare.window import CompareWindow
 from fusionviz.ui.ledger.pane import row_pair
 from fusionviz.ui.plain import menu_text, tip
@@ -286,6 +287,7 @@ class ExperimentActions(QObject):
             self.compare_windows.remove(view)
 
     def open_experiment_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.parent_widget, "Open experiment folder")
+        folder = file_dialogs.open_folder(self.parent_widget, self.parent_widget.settings,
+                                          "Open experiment folder")
         if folder:
             self.open_experiment(folder)
