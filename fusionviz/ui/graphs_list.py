@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTree
 from fusionviz.model.queries import graph_headline, load_warning, time_kind
 from fusionviz.model.report.formatting import ms_spread, number
 from fusionviz.model.report.graph_reasons import compile_id_tip, why_short, why_text
+from fusionviz.ui.desktop import add_row_copy
 from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
 
@@ -106,6 +107,7 @@ class GraphsList(QTreeWidget):
         self.setAlternatingRowColors(True)
         self.setUniformRowHeights(True)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        add_row_copy(self)
         self.setHeaderLabels(list(COLUMNS))
         self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.header().setSectionResizeMode(WHY, QHeaderView.ResizeMode.Interactive)

@@ -49,7 +49,7 @@ from fusionviz.model.validate import (
     trace_problems,
 )
 from fusionviz.model.whatif import WHAT_IFS
-from fusionviz.ui import editor, export, file_dialogs
+from fusionviz.ui import desktop, editor, export
 from fusionviz.ui.advisor.pane import AdvisorPane
 from fusionviz.ui.charts.pane import ChartsPane
 from fusionviz.ui.details_pane import DetailsPane
@@ -246,7 +246,7 @@ class MainWindow(QMainWindow):
         self.experiments = ExperimentActions(self.state, self.runner, hooks, self)
         self.actions_by_name = build_menus(self)
         self.experiments.bind_actions(self.actions_by_name)
-        self.ledger.sig_row_menu.connect(self.experiments.popup_ledger_menu)
+        self.ledger.sig_row_menu.connect(self._ledger_menu)
         self.graph_view.sig_node_menu.connect(self.experiments.popup_graph_menu)
 
     def _connect(self) -> None:
@@ -570,6 +570,13 @@ class MainWindow(QMainWindow):
     def previous_graph(self) -> None:
         self.next_graph(-1)
 
+    def _ledger_menu(self, row: dict, pos) -> None:
+        """A ledger row's menu: what to try with its pair, then Copy Selected Rows."""
+        menu = self.experiments.ledger_menu(row)
+        menu.addSeparator()
+        menu.addAction(self.ledger.row_copy)
+        menu.popup(pos)
+
     # -- the advisor ----------------------------------------------------------------------
     def _show_advisor(self) -> None:
         self.docks["advisor"].show()
@@ -602,7 +609,7 @@ class MainWindow(QMainWindow):
                             "wait for it or cancel it.")
 
     def open_advice_dialog(self) -> None:
-        path = file_dialogs.open_file(self, self.settings, "Open Measured Advice",
+        path = desktop.open_file(self, self.settings, "Open Measured Advice",
                                       "fusionviz advise --json (*.json);;All files (*)")
         if path:
             self.open_advice(path)
@@ -652,13 +659,13 @@ class MainWindow(QMainWindow):
         self.set_dark(not is_dark())
 
     def open_trace_dialog(self) -> None:
-        path = file_dialogs.open_file(self, self.settings, "Open trace", TRACE_FILTER)
+        path = desktop.open_file(self, self.settings, "Open trace", TRACE_FILTER)
         if path:
             self.open_trace(path)
 
     def capture_ranks_dialog(self) -> None:
         """Capture a script that calls torch.distributed on N ranks (torchrun)."""
-        path = file_dialogs.open_file(self, self.settings, "Capture script on several ranks",
+        path = desktop.open_file(self, self.settings, "Capture script on several ranks",
                                       "Python (*.py)")
         if not path:
             return
@@ -678,7 +685,7 @@ class MainWindow(QMainWindow):
             self.show_error("No trace is open: open or capture one first.")
             return
         name = os.path.basename(self.state.path)
-        path = file_dialogs.save_file(self, self.settings, "Save trace as", name,
+        path = desktop.save_file(self, self.settings, "Save trace as", name,
                                       TRACE_FILTER)
         if path:
             self.save_trace_as(path)
@@ -723,18 +730,18 @@ class MainWindow(QMainWindow):
             editor.set_editor_command(command, self.settings)
 
     def open_script_dialog(self) -> None:
-        path = file_dialogs.open_file(self, self.settings, "Open script", "Python (*.py)")
+        path = desktop.open_file(self, self.settings, "Open script", "Python (*.py)")
         if path:
             self.run_script(path)
 
     def export_graph_dialog(self) -> None:
-        path = file_dialogs.save_file(self, self.settings, "Export graph", "graph.png",
+        path = desktop.save_file(self, self.settings, "Export graph", "graph.png",
                                       export.GRAPH_FORMATS)
         if path:
             self._try_export(export.export_graph, self.graph_view, path)
 
     def export_ledger_dialog(self) -> None:
-        path = file_dialogs.save_file(self, self.settings, "Export ledger", "ledger.csv",
+        path = desktop.save_file(self, self.settings, "Export ledger", "ledger.csv",
                                       export.LEDGER_FORMATS)
         if path:
             self._try_export(export.export_ledger, self.ledger.shown_rows, path)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 from fusionviz.model.advisor.measure import Measurement
 from fusionviz.model.advisor.step import StepChange, step_changes, step_ms
 from fusionviz.model.report.formatting import clip
+from fusionviz.ui.desktop import add_row_copy
 from fusionviz.ui.plain import tip
 
 COLUMNS = ("whole step: change", "per step", "on each graph measured", "how to apply")
@@ -37,6 +38,7 @@ class StepTable(QTableWidget):
             "it made slower counts against it; 'within noise' counts as nothing. Two "
             "changes were never measured together: their gains do not add up."))
         self.currentCellChanged.connect(self._show_graph)
+        add_row_copy(self)
         self.hide()
 
     def fill(self, measured: Mapping[int, Measurement]) -> None:

@@ -25,6 +25,7 @@ from fusionviz.model.experiment.compare_entries import entry_table
 from fusionviz.model.names import Names
 from fusionviz.model.report.formatting import cell
 from fusionviz.model.trace import Graph, Trace
+from fusionviz.ui.desktop import add_row_copy
 from fusionviz.ui.plain import tip
 
 FASTER, SLOWER = QColor("#2e9e4f"), QColor("#d9534f")
@@ -210,6 +211,7 @@ def make_table() -> QTableWidget:
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setAlternatingRowColors(True)
     table.verticalHeader().hide()
+    add_row_copy(table)
     table.horizontalHeader().setStretchLastSection(False)  # a stretched number reads badly
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     return table

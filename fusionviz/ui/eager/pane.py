@@ -31,6 +31,7 @@ from fusionviz.model.report import eager_cudagraphs
 from fusionviz.model.report.eager_explain import Explained, explain_all
 from fusionviz.model.report.eager_map import ModuleMap, ModuleTimes
 from fusionviz.model.report.formatting import clip
+from fusionviz.ui.desktop import add_row_copy
 from fusionviz.ui.plain import plain, tip
 from fusionviz.ui.theme import EAGER_TINTS
 from fusionviz.ui.view_state import ViewState
@@ -67,6 +68,7 @@ def _table(headers: tuple[str, ...]) -> QTableWidget:
     t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
     t.setWordWrap(False)
     t.horizontalHeader().setStretchLastSection(True)
+    add_row_copy(t)
     t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
     return t
 
@@ -93,6 +95,7 @@ class EagerPane(QWidget):
         self.tree.setHeaderLabels(list(_COLUMNS))
         self.tree.setSortingEnabled(True)
         self.tree.setUniformRowHeights(True)
+        add_row_copy(self.tree)
         for col, width in enumerate((260, 130, 90, 90, 150, 70)):
             self.tree.header().resizeSection(col, width)
         self.tree.header().setStretchLastSection(False)

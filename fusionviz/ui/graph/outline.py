@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from fusionviz.model.report.eager_map import ModuleMap
+from fusionviz.ui.desktop import add_row_copy
 from fusionviz.ui.graph.eager_tint import tint_of
 from fusionviz.ui.plain import tip
 from fusionviz.ui.theme import EAGER_TINTS
@@ -26,6 +27,7 @@ class ModuleOutline(QTreeWidget):
         super().__init__(parent)
         self.state, self.view = state, view
         self.setHeaderLabels(["module", "nodes", "shown as", "vs eager"])
+        add_row_copy(self)
         self.headerItem().setToolTip(3, "Compiled minus eager time of everything in the "
                                         "module (ms per call; > 0: slower under compile), "
                                         "where the trace timed your program eagerly")

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from fusionviz.model.report.formatting import byte_size, clip
 from fusionviz.model.report.kernel_table import COLUMNS, kernel_rows, matches
+from fusionviz.ui.desktop import add_row_copy
 from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
 
@@ -118,6 +119,7 @@ class KernelTable(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        add_row_copy(self.table)
         box = QVBoxLayout(self)
         box.setContentsMargins(2, 2, 2, 2)
         box.addWidget(self.filter)

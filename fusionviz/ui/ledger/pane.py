@@ -29,6 +29,7 @@ from fusionviz.model.names import Names
 from fusionviz.model.report.formatting import cell
 from fusionviz.model.report.ledger_table import filter_rows, ledger_rows
 from fusionviz.model.report.reorder_table import reorder_rows, reorder_summary
+from fusionviz.ui.desktop import add_row_copy
 from fusionviz.ui.ledger.static_cells import StaticTextDelegate
 from fusionviz.ui.plain import tip
 from fusionviz.ui.theme import outcome_color
@@ -205,6 +206,7 @@ class LedgerPane(QWidget):
         self.table.clicked.connect(lambda index: self._on_row(index, None))
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._on_context_menu)
+        self.row_copy = add_row_copy(self.table, menu=False)  # in the row menu too
         state.sig_trace_changed.connect(self._rows_cache.clear)
         state.sig_trace_changed.connect(self._unreadable.clear)
         state.sig_trace_changed.connect(self.cells.clear)  # texts of the old trace's rows

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from fusionviz.model.experiment.runs import read_experiment
 from fusionviz.model.trace import Trace
-from fusionviz.ui import file_dialogs
+from fusionviz.ui import desktop
 from fusionviz.ui.compare.window import CompareWindow
 from fusionviz.ui.ledger.pane import row_pair
 from fusionviz.ui.plain import menu_text, tip
@@ -92,7 +92,7 @@ class ExperimentActions(QObject):
     """Runs experiments on the trace in ``state`` and opens their comparison windows.
 
     ``bind_actions`` hands it the menu actions it enables and disables; the window
-    shows its context menus (``popup_ledger_menu``, ``popup_graph_menu``).
+    shows its context menus (``ledger_menu``, ``popup_graph_menu``).
     """
 
     def __init__(self, state: ViewState, runner: RunController, hooks: WindowHooks,
@@ -229,9 +229,6 @@ class ExperimentActions(QObject):
         why.setEnabled(len(sel) == 2)
         return menu
 
-    def popup_ledger_menu(self, row: dict, pos: QPoint) -> None:
-        self.ledger_menu(row).popup(pos)
-
     def popup_graph_menu(self, node: str, pos: QPoint) -> None:
         self.graph_menu(node).popup(pos)
 
@@ -287,7 +284,7 @@ class ExperimentActions(QObject):
             self.compare_windows.remove(view)
 
     def open_experiment_dialog(self) -> None:
-        folder = file_dialogs.open_folder(self.parent_widget, self.parent_widget.settings,
+        folder = desktop.open_folder(self.parent_widget, self.parent_widget.settings,
                                           "Open experiment folder")
         if folder:
             self.open_experiment(folder)

@@ -1,0 +1,94 @@
+"""Where the window meets the desktop: file dialogs and the clipboard.
+
+- File dialogs start where the user was: in the folder last used in any of them (kept
+  in the window's settings), else in the folder fusionviz was started from (where
+  ``./dev app`` was typed), never in fusionviz's own folder.
+- Every table and tree copies whole rows (``add_row_copy``): Ctrl+C and a right-click
+  "Copy Selected Rows" put the selected rows on the clipboard, tab-separated under a
+  header line, as a spreadsheet or a chat message takes them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QModelIndex, QSettings, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QWidget
+
+KEY = "dialogs/last_folder"
+
+
+def start(settings: QSettings, name: str = "") -> str:
+    """The folder a dialog starts in, with ``name`` (a file name to suggest) in it."""
+    folder = str(settings.value(KEY, "") or "")
+    folder = folder if os.path.isdir(folder) else os.getcwd()
+    return os.path.join(folder, name) if name else folder
+
+
+def _remember(settings: QSettings, path: str, folder: bool = False) -> str:
+    if path:
+        settings.setValue(KEY, path if folder else os.path.dirname(os.path.abspath(path)))
+    return path
+
+
+def open_file(parent: QWidget, settings: QSettings, title: str, filters: str) -> str:
+    path, _ = QFileDialog.getOpenFileName(parent, title, start(settings), filters)
+    return _remember(settings, path)
+
+
+def save_file(parent: QWidget, settings: QSettings, title: str, name: str,
+              filters: str) -> str:
+    path, _ = QFileDialog.getSaveFileName(parent, title, start(settings, name), filters)
+    return _remember(settings, path)
+
+
+def open_folder(parent: QWidget, settings: QSettings, title: str) -> str:
+    return _remember(settings, QFileDialog.getExistingDirectory(
+        parent, title, start(settings)), folder=True)
+
+
+def rows_text(view: QAbstractItemView) -> str:
+    """The selected rows of ``view`` (every column, as shown), tab-separated, under the
+    column titles; a tree's child rows indented by their depth."""
+    model = view.model()
+    indexes = view.selectionModel().selectedIndexes() if view.selectionModel() else []
+    rows = sorted({(_path(i), i.siblingAtColumn(0)) for i in indexes}, key=lambda r: r[0])
+    if not rows:
+        return ""
+    columns = range(model.columnCount())
+    head = [str(model.headerData(c, Qt.Orientation.Horizontal) or "") for c in columns]
+    lines = ["\t".join(head)]
+    for path, first in rows:
+        cells = [_cell(first.siblingAtColumn(c)) for c in columns]
+        cells[0] = "  " * (len(path) - 1) + cells[0]
+        lines.append("\t".join(cells))
+    return "\n".join(lines)
+
+
+def _path(index: QModelIndex) -> tuple[int, ...]:
+    """Rows from the top of a tree down to ``index``'s: the order rows are shown in."""
+    path = []
+    while index.isValid():
+        path.append(index.row())
+        index = index.parent()
+    return tuple(reversed(path))
+
+
+def _cell(index: QModelIndex) -> str:
+    text = index.data(Qt.ItemDataRole.DisplayRole)
+    return "" if text is None else " ".join(str(text).split())  # one line per row
+
+
+def add_row_copy(view: QAbstractItemView, menu: bool = True) -> QAction:
+    """Ctrl+C on ``view`` copies its selected rows; with ``menu`` (a view without a
+    context menu of its own) its right-click menu offers the same. The action, for a
+    view whose own context menu should list it too."""
+    action = QAction("Copy Selected Rows", view)
+    action.setShortcut(QKeySequence.StandardKey.Copy)
+    action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    action.triggered.connect(lambda: QGuiApplication.clipboard().setText(rows_text(view)))
+    view.addAction(action)
+    if menu:
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+    return action
