@@ -610,7 +610,7 @@ class MainWindow(QMainWindow):
 
     def open_advice_dialog(self) -> None:
         path = desktop.open_file(self, self.settings, "Open Measured Advice",
-                                      "fusionviz advise --json (*.json);;All files (*)")
+                                 "fusionviz advise --json (*.json);;All files (*)")
         if path:
             self.open_advice(path)
 
@@ -666,7 +666,7 @@ class MainWindow(QMainWindow):
     def capture_ranks_dialog(self) -> None:
         """Capture a script that calls torch.distributed on N ranks (torchrun)."""
         path = desktop.open_file(self, self.settings, "Capture script on several ranks",
-                                      "Python (*.py)")
+                                 "Python (*.py)")
         if not path:
             return
         n, ok = QInputDialog.getInt(self, "Ranks", "Processes (torchrun --nproc-per-node):",
@@ -685,8 +685,7 @@ class MainWindow(QMainWindow):
             self.show_error("No trace is open: open or capture one first.")
             return
         name = os.path.basename(self.state.path)
-        path = desktop.save_file(self, self.settings, "Save trace as", name,
-                                      TRACE_FILTER)
+        path = desktop.save_file(self, self.settings, "Save trace as", name, TRACE_FILTER)
         if path:
             self.save_trace_as(path)
 
@@ -736,13 +735,13 @@ class MainWindow(QMainWindow):
 
     def export_graph_dialog(self) -> None:
         path = desktop.save_file(self, self.settings, "Export graph", "graph.png",
-                                      export.GRAPH_FORMATS)
+                                 export.GRAPH_FORMATS)
         if path:
             self._try_export(export.export_graph, self.graph_view, path)
 
     def export_ledger_dialog(self) -> None:
         path = desktop.save_file(self, self.settings, "Export ledger", "ledger.csv",
-                                      export.LEDGER_FORMATS)
+                                 export.LEDGER_FORMATS)
         if path:
             self._try_export(export.export_ledger, self.ledger.shown_rows, path)
 

@@ -169,8 +169,9 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
         result.source = "script"
         on_event(f"graph {graph.index} cannot be replayed ({cannot[0]}): each "
                  "measurement runs your script again")
-        if rerun_problem(trace):
-            result.problem = f"cannot be replayed ({cannot[0]}), and {rerun_problem(trace)}"
+        problem = rerun_problem(trace)
+        if problem:
+            result.problem = f"cannot be replayed ({cannot[0]}), and {problem}"
             result.results = [*skipped, *(Measured(c, "not measured", detail=result.problem)
                                           for c in worth)]
             return result
@@ -190,7 +191,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
     def why_halted() -> str:
         return CANCELLED if stopped() else OVER_BUDGET
 
-    def cancelled(_msg=None) -> None:
+    def cancelled() -> None:
         if halted():
             raise Cancelled
 
@@ -212,8 +213,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
                     force=c.force, graph=graph.index) if c else None, **change)
             else:
                 again, failed = replay(trace, trace_path, graph, path, whatif=WhatIf(
-                    force=c.force) if c else None, on_progress=cancelled, turns=turns,
-                    ticket=ticket, **change)
+                    force=c.force) if c else None, turns=turns, ticket=ticket, **change)
         except Cancelled:
             return None, why_halted(), path
         with lock:

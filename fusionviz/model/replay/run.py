@@ -21,6 +21,11 @@ BENCHMARKING = ("max_autotune", "max_autotune_gemm", "max_autotune_pointwise",
                 "benchmark_fusion", "benchmark_epilogue_fusion")
 
 
+def _device(graph: Graph) -> str:
+    """The capture's --device for a graph compiled for ``graph.device``."""
+    return "cuda" if graph.device.startswith("cuda") else "cpu"
+
+
 def captured_settings(config: dict) -> dict:
     """The trace's recorded Inductor settings a replay applies: scalar values, without
     the ones of the machine or the capture itself (threads, caches)."""
@@ -45,11 +50,11 @@ def replay(trace: Trace, trace_path: str, graph: Graph, out: str, *,
         script = Path(folder) / f"replay_graph_{graph.index}.py"
         script.write_text(replay_script(graph, trace_path, turns, ticket, early),
                           encoding="utf-8")
-        device = "cuda" if graph.device.startswith("cuda") else "cpu"
         replayed = run_capture(str(script), out, timeout=timeout, on_progress=on_progress,
                                on_output=on_output, poll=poll, mode=mode, config=config or {},
                                base_config=captured,
-                               device=device, timing=timing, whatif=whatif or WhatIf())
+                               device=_device(graph), timing=timing,
+                               whatif=whatif or WhatIf())
     failure = write_failure(replayed.script)
     if replayed.script.status != "ok" or not replayed.graphs or failure:
         detail = replayed.script.message or failure or "no graph"
@@ -75,10 +80,9 @@ def rerun(trace: Trace, graph: Graph, out: str, *, whatif: WhatIf | None = None,
     problem = rerun_problem(trace)
     if problem:
         return None, problem
-    device = "cuda" if graph.device.startswith("cuda") else "cpu"
     again = run_capture(trace.script.path, out, timeout=timeout, poll=poll, mode=mode,
                         config=config or {}, base_config=captured_settings(trace.config),
-                        device=device, whatif=whatif or WhatIf(),
+                        device=_device(graph), whatif=whatif or WhatIf(),
                         script_args=list(trace.script.argv))
     failure = write_failure(again.script)
     if again.script.status != "ok" or failure:

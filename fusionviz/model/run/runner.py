@@ -236,6 +236,7 @@ def run_ranks(
 
 EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines
 POLL_S = 0.25  # how often run_ranks asks its caller's poll while the child runs
+RANK_FILE = "rank{rank}.json.gz"  # each rank's trace in the folder of a multi-rank capture
 
 
 def _wait(proc: subprocess.Popen, poll: Callable[[], None] | None) -> int:
@@ -246,7 +247,6 @@ def _wait(proc: subprocess.Popen, poll: Callable[[], None] | None) -> int:
         except subprocess.TimeoutExpired:
             poll()
     return proc.wait()
-RANK_FILE = "rank{rank}.json.gz"  # each rank's trace in the folder of a multi-rank capture
 
 
 def rank_paths(folder: str | os.PathLike, nproc: int) -> list[Path]:

@@ -285,6 +285,6 @@ class ExperimentActions(QObject):
 
     def open_experiment_dialog(self) -> None:
         folder = desktop.open_folder(self.parent_widget, self.parent_widget.settings,
-                                          "Open experiment folder")
+                                     "Open experiment folder")
         if folder:
             self.open_experiment(folder)
