@@ -13,7 +13,6 @@ from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QSettings, Qt
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -58,6 +57,7 @@ from fusionviz.ui.fusion_stepper import FusionStepper
 from fusionviz.ui.graph.outline import ModuleOutline
 from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.graphs_list import GraphsList
+from fusionviz.ui.help.actions import HelpActions
 from fusionviz.ui.idle_work import IdleWork
 from fusionviz.ui.kernel.pane import KernelPane
 from fusionviz.ui.kernel.table import KernelTable
@@ -70,6 +70,7 @@ from fusionviz.ui.run.controller import CAPTURE, RANKS, RunController, RunProgre
 from fusionviz.ui.run.experiments import ExperimentActions, WindowHooks
 from fusionviz.ui.theme import apply_theme, is_dark
 from fusionviz.ui.view_state import ViewState
+from fusionviz.ui.window.layout import WindowLayout
 
 MAX_RECENT = 10
 TRACE_FILTER = "fusionviz traces (*.json *.json.gz *.gz);;All files (*)"
@@ -244,6 +245,7 @@ class MainWindow(QMainWindow):
             try_pair=self.try_pair,
             show_status=lambda text: self.statusBar().showMessage(text, 10000))
         self.experiments = ExperimentActions(self.state, self.runner, hooks, self)
+        self.help_actions = HelpActions(self)  # the Help menu's commands
         self.actions_by_name = build_menus(self)
         self.experiments.bind_actions(self.actions_by_name)
         self.ledger.sig_row_menu.connect(self._ledger_menu)
@@ -774,29 +776,13 @@ class MainWindow(QMainWindow):
                 break
 
     def _restore(self) -> None:
-        geometry = self.settings.value("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self._fit_to_screen()
+        self.window_layout = WindowLayout(self, self.docks, self.settings)
+        self.window_layout.restore_geometry()
         self._shown = False
         self.set_dark(str(self.settings.value("dark", False)).lower() == "true")
 
-    def _fit_to_screen(self) -> None:
-        """First run: 1500×950 where it fits, else 92% of the screen's free area, centred."""
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        if screen is None:
-            self.resize(1500, 950)
-            return
-        free = screen.availableGeometry()
-        width, height = min(1500, int(free.width() * 0.92)), min(950, int(free.height() * 0.92))
-        self.resize(width, height)
-        self.move(free.x() + (free.width() - width) // 2, free.y() + (free.height() - height) // 2)
-
     def save_layout(self) -> None:
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("window_state", self._explorer_state or self.saveState())
-        self.settings.sync()
+        self.window_layout.save(self._explorer_state or self.saveState())
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
@@ -805,25 +791,22 @@ class MainWindow(QMainWindow):
         # Dock arrangement waits for the first show: tabifying or restoring before the
         # window was ever laid out leaves stray, visible tab bars behind (Qt 6.11).
         self._shown = True
-        saved = self.settings.value("window_state")
-        if saved is None or not self.restoreState(saved):
-            self._arrange_docks()
+        self.window_layout.restore_docks()
+        if not self.window_layout.restored:
+            self.docks["notices"].setVisible(bool(self.notice_lines()))
         if self.views.currentIndex() > 0:  # a comparison opened before the first show
             self._on_view_changed(self.views.currentIndex())
 
-    def _arrange_docks(self) -> None:
-        """The first-run layout: graphs left, kernel/details right, ledger/charts below."""
-        for first, *others in ((self.docks["kernel"], self.docks["details"]),
-                               (self.docks["ledger"], self.docks["kernels"], self.docks["charts"],
-                                self.docks["eager"], self.docks["advisor"],
-                                self.docks["output"])):
-            for dock in others:
-                self.tabifyDockWidget(first, dock)
-            first.raise_()
+    def reset_layout(self) -> None:
+        """View ▸ Reset Layout: the first-run docks for this window and screen."""
+        self.views.setCurrentIndex(0)
+        self.window_layout.reset()
         self.docks["notices"].setVisible(bool(self.notice_lines()))
-        self.resizeDocks([self.docks["graphs"], self.docks["kernel"]], [290, 440],
-                         Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["ledger"]], [240], Qt.Orientation.Vertical)
+
+    def toggle_wide_code(self) -> None:
+        """View ▸ Wide Code: the kernel pane takes the side docks' and the graph's width."""
+        self.views.setCurrentIndex(0)
+        self.window_layout.toggle_wide_code()
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.save_layout()

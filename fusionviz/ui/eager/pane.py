@@ -131,6 +131,7 @@ class EagerPane(QWidget):
         body.addWidget(self.tree)
         body.addWidget(kernels)
         body.setSizes([120, 220, 200])
+        body.setMinimumHeight(90)  # not three tables' minimum: the bottom dock may be short
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)

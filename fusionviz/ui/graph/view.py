@@ -75,6 +75,9 @@ class GraphView(ModuleCommands, QGraphicsView):
         self._hits: list[int] = []
         self._hit_pos = -1
         self._hover = -1
+        self._clicking = False  # a click in this view is selecting: the view stays put
+        self._fitted = False  # showing the whole graph: a resize fits it again
+        self._settling = False  # fitting or resizing: its scrolls are not the user's
         self.message = ("Open a trace (Ctrl+O) or capture a script (Ctrl+Shift+O), "
                         "or drop a file here.")
         self.minimap = MiniMap(self)
@@ -267,12 +270,17 @@ class GraphView(ModuleCommands, QGraphicsView):
 
     # ---- selection and highlighting ----------------------------------------------
     def click_node(self, name: str, *, add: bool = False) -> None:
-        """Select ``name`` (and its kernel); with ``add``, keep the last one too (2 max)."""
+        """Select ``name`` (and its kernel); with ``add``, keep the last one too (2 max).
+        The view stays where it is: the user clicked what they see (K shows the kernel)."""
         prev = self.state.selected_nodes
         sel = (prev[-1], name) if add and prev and prev[-1] != name else (name,)
-        self.state.select_nodes(sel)
         kernel = self.kernel_of.get(name)
-        self.state.select_kernel(kernel.name if kernel is not None else "")
+        self._clicking = True
+        try:
+            self.state.select_nodes(sel)
+            self.state.select_kernel(kernel.name if kernel is not None else "")
+        finally:
+            self._clicking = False
 
     def _ids(self, names) -> list[int]:
         if self.paint_data is None:
@@ -302,24 +310,55 @@ class GraphView(ModuleCommands, QGraphicsView):
 
     def _on_kernel_changed(self, _name: str) -> None:
         self._update_overlay()
-        if self.paint_data is not None:
-            self.center_on(self._ids(self._kernel_nodes()))
+        if self.paint_data is not None and not self._clicking:  # chosen in another pane
+            self.bring_into_view(self._ids(self._kernel_nodes()))
+
+    def show_whole_kernel(self) -> None:
+        """Zoom and scroll so every node of the selected kernel is in view (K)."""
+        ids = self._ids(self._kernel_nodes())
+        if not ids:
+            return
+        box = self._box_of(ids)
+        margin = 0.5 * SIZES["node_width"]
+        self.fitInView(box.adjusted(-margin, -margin, margin, margin),
+                       Qt.AspectRatioMode.KeepAspectRatio)
+        if self.transform().m11() > 1.0:  # one small kernel: readable, not blown up
+            self.resetTransform()
+            self.centerOn(box.center())
+        self.minimap.update()
+        self.sig_zoomed.emit()
+        self._fitted = False
 
     def _on_pair_changed(self) -> None:
         self._update_overlay()
         if self.state.pair and self.paint_data is not None:
             self.center_on(self._ids([*self.state.pair[0], *self.state.pair[1]]))
 
-    def center_on(self, ids: list[int]) -> None:
-        if not ids:
-            return
+    def _box_of(self, ids: list[int]) -> QRectF:
         rects = self.paint_data.rects
         box = QRectF(rects[ids[0]])
         for i in ids[1:]:
             box = box.united(rects[i])
+        return box
+
+    def center_on(self, ids: list[int]) -> None:
+        """Scroll to the nodes when they are not all in view (the zoom stays)."""
+        if not ids:
+            return
+        box = self._box_of(ids)
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
         if not visible.contains(box):
             self.centerOn(box.center())
+
+    def bring_into_view(self, ids: list[int]) -> None:
+        """Scroll only when none of the nodes is in view, then to the first of them: a
+        kernel spanning twelve blocks has no useful centre (K fits all of it)."""
+        if not ids:
+            return
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        rects = self.paint_data.rects
+        if not any(visible.intersects(rects[i]) for i in ids):
+            self.centerOn(rects[min(ids, key=lambda i: rects[i].top())].center())
 
     # ---- search ---------------------------------------------------------------------
     def find(self, text: str) -> list[str]:
@@ -361,6 +400,7 @@ class GraphView(ModuleCommands, QGraphicsView):
     def fit(self) -> None:
         if self.paint_data is None or not self.paint_data.names:
             return
+        self._settling = True
         self.resetTransform()
         self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
         if self.transform().m11() > 1.0:  # small graphs: readable size, not blown up
@@ -368,11 +408,13 @@ class GraphView(ModuleCommands, QGraphicsView):
             self.centerOn(self.scene().sceneRect().center())
         self.minimap.update()
         self.sig_zoomed.emit()
+        self._fitted, self._settling = True, False
 
     def zoom(self, factor: float) -> None:
         scale = self.transform().m11()
         factor = min(factor, MAX_SCALE / scale)
         self.scale(factor, factor)
+        self._fitted = False
         self.minimap.update()
         self.sig_zoomed.emit()
 
@@ -463,8 +505,17 @@ class GraphView(ModuleCommands, QGraphicsView):
                 self._update_overlay()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        fitted, self._settling = self._fitted, True
         super().resizeEvent(event)
+        self._settling = False
         self.minimap.reposition()
+        if fitted:  # maximised, a dock closed: the whole graph still, bigger
+            self.fit()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 (Qt override)
+        super().scrollContentsBy(dx, dy)
+        if not self._settling:  # a pan, a scroll, a centring: the user's view now
+            self._fitted = False
 
     # ---- rendering for export ---------------------------------------------------------
     def render_image(self, max_side: int = 8000, scale: float = 1.0) -> QImage:
