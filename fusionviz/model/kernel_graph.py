@@ -49,7 +49,11 @@ def kernel_graph(graph: Graph) -> Graph:
                                                          if n in owner)),
                             groups=())
                     for k in graph.kernels)
-    note = (f"kernels only: {len(new_nodes)} final groups of {len(graph.nodes)} nodes "
+    launching = sum(1 for members in groups if members and members[0] in kernel_of)
+    note = (f"kernels only: {len(new_nodes)} final groups of {len(graph.nodes)} nodes; "
+            f"{launching} launch one of its {len(graph.kernels)} kernels (the same kernel "
+            f"serves groups of the same code), {len(new_nodes) - launching} launch none "
+            "(views, reinterprets and no-ops) "
             "(View → Kernels Only, Ctrl+K, shows the pre-fusion nodes and the rounds)")
     return replace(graph, nodes=tuple(new_nodes),
                    edges=tuple(Edge(a, b, "", size) for (a, b), size in edges.items()),
@@ -62,6 +66,7 @@ def _group_node(name: str, members: list[Node], kernel) -> Node:
                    key=lambda c: _CATEGORY_ORDER.index(c) if c in _CATEGORY_ORDER else 99)
     ops = tuple(dict.fromkeys(op for m in members for op in m.ops))[:MAX_OPS]
     first = members[0]
+    module = _common_module(members)
     return Node(
         name=name,
         type=f"{len(members)} nodes" if len(members) > 1 else first.type,
@@ -72,7 +77,23 @@ def _group_node(name: str, members: list[Node], kernel) -> Node:
         bytes=kernel.bytes if kernel is not None and kernel.bytes else sum(m.bytes for m in members),
         extern_kernel=first.extern_kernel if len(members) == 1 else "",
         members=tuple(m.name for m in members),
+        module=module,
+        module_class=next((m.module_class for m in members if m.module == module), ""),
     )
+
+
+def _common_module(members: list[Node]) -> str:
+    """The deepest module holding every member (a kernel fused across blocks: their
+    parent), so kernels fold into repeated blocks as their nodes do."""
+    paths = [m.module.split(".") for m in members if m.module]
+    if len(paths) < len(members) or not paths:
+        return ""
+    common = []
+    for parts in zip(*paths):
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    return ".".join(common)
 
 
 def _unique(name: str, taken: set[str]) -> str:

@@ -57,7 +57,6 @@ from fusionviz.ui.fusion_stepper import FusionStepper
 from fusionviz.ui.graph.outline import ModuleOutline
 from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.graphs_list import GraphsList
-from fusionviz.ui.help.actions import HelpActions
 from fusionviz.ui.idle_work import IdleWork
 from fusionviz.ui.kernel.pane import KernelPane
 from fusionviz.ui.kernel.table import KernelTable
@@ -214,11 +213,14 @@ class MainWindow(QMainWindow):
         self.completer = IdleWork(self, pause_gc=True)
         self.completer.sig_progress.connect(self._on_completer_progress)
         self.completer.sig_done.connect(self._on_completer_done)
-        self.completer.sig_failed.connect(self._on_completer_failed)
-        self.state.sig_unreadable.connect(self._on_completer_failed)
+        # the idle reader and the panes report a bad part through the state: once each
+        self.completer.sig_failed.connect(self.state.report_unreadable)
+        self.state.sig_unreadable.connect(self._on_unreadable)
+        self._unreadable: list[str] = []  # this trace's bad parts, as reported
         self.warmer = IdleWork(self)
         self._opening = False
         self._full_trace = None  # the trace as loaded, while kernels only are shown
+        self._full_view: tuple = (-1,)  # its graph, step, selection, folds when hidden
         # (graph, its Problems, rounds and details checked); (trace, its Problems)
         self._checked: tuple = (None, Problems(), False)
         self._trace_checked: tuple = (None, Problems())
@@ -245,7 +247,6 @@ class MainWindow(QMainWindow):
             try_pair=self.try_pair,
             show_status=lambda text: self.statusBar().showMessage(text, 10000))
         self.experiments = ExperimentActions(self.state, self.runner, hooks, self)
-        self.help_actions = HelpActions(self)  # the Help menu's commands
         self.actions_by_name = build_menus(self)
         self.experiments.bind_actions(self.actions_by_name)
         self.ledger.sig_row_menu.connect(self._ledger_menu)
@@ -279,6 +280,8 @@ class MainWindow(QMainWindow):
         self.completer.stop()
         self.warmer.stop()
         self.set_kernels_only(False)
+        self._unreadable = []
+        self.state.forget_unreadable()
         self._opening = True  # the steps are prepared after the rest is read
         try:
             # No GC while a trace is built and laid out, then frozen (see gc_pause).
@@ -321,7 +324,9 @@ class MainWindow(QMainWindow):
         """Show every graph collapsed to its final kernels (or the pre-fusion nodes)."""
         if on != self.kernels_only and self.state.trace is not None:
             index, path = self.state.graph_index, self.state.path
-            if on:
+            if on:  # the step and the folds of the full graph, for the way back
+                self._full_view = (index, self.state.step, self.state.selected_nodes,
+                                   self.graph_view.folding.snapshot())
                 self._full_trace = self.state.trace
                 shown = replace(self._full_trace, graphs=tuple(
                     kernel_graph(g) for g in self._full_trace.graphs))
@@ -329,6 +334,11 @@ class MainWindow(QMainWindow):
                 shown, self._full_trace = self._full_trace, None
             self.state.set_trace(shown, path)
             self.state.set_graph(index)
+            if not on and self._full_view[0] == index:
+                _index, step, selected, folds = self._full_view
+                self.graph_view.restore_folding(folds)
+                self.state.set_step(step)
+                self.state.select_nodes(selected)
         self.actions_by_name["kernels_only"].setChecked(self.kernels_only)
 
     def _on_completer_progress(self, done: int, total: int) -> None:
@@ -357,9 +367,21 @@ class MainWindow(QMainWindow):
             self.ledger.prepare_step(k)
             yield None
 
-    def _on_completer_failed(self, message: str) -> None:
-        self.show_error(f"Part of the trace is malformed; what could be read is shown.\n\n"
-                        f"{self.state.path}: {message}")
+    def _on_unreadable(self, message: str) -> None:
+        """The first bad part of a trace in a dialog; any further one in Notices and the
+        status bar (a click that meets another bad part does not stop the user again)."""
+        path = self.state.path
+        where = message if path and message.startswith(path) else f"{path}: {message}"
+        self._unreadable.append(where)
+        if len(self._unreadable) == 1:
+            self.show_error("Part of the trace is malformed; what could be read is shown."
+                            f"\n\n{where}\n\nAny further malformed part is listed under "
+                            "Notices.")
+        else:
+            self.errors.append(where)
+            self.statusBar().showMessage(f"Another malformed part (see Notices): {where}",
+                                         10000)
+            self._show_notices()
 
     def run_script(self, script: str, **options) -> bool:
         """Capture ``script`` (options as ``runner.capture_argv`` takes them)."""
@@ -483,6 +505,7 @@ class MainWindow(QMainWindow):
         lines += [untested.capitalize()] if untested else []
         lines += list(trace.warnings)
         lines += [f"{p.where}: {p.message}" for p in trace.problems]
+        lines += [f"malformed, not shown: {where}" for where in self._unreadable]
         if self._trace_checked[0] is not trace:
             self._trace_checked = (trace, trace_problems(trace))
         lines += [f"trace does not hold together: {p}" for p in self._trace_checked[1]]

@@ -42,6 +42,10 @@ class ViewState(QObject):
         self.pair: tuple[Group, Group] | None = None
         self._unreadable: set[str] = set()
 
+    def forget_unreadable(self) -> None:
+        """A trace was opened (again): its bad parts are news once more."""
+        self._unreadable.clear()
+
     def report_unreadable(self, message: str) -> None:
         """A part of the trace could not be read where a pane needed it: say so once."""
         if message not in self._unreadable:

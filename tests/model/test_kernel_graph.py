@@ -8,6 +8,7 @@ import pytest
 
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.kernel_graph import kernel_graph
+from fusionviz.model.module_view import ModuleTree, repeated_runs
 from fusionviz.model.queries import kernel_of_node
 from fusionviz.model.tracefile.io import load_trace
 
@@ -48,3 +49,19 @@ def test_a_fused_group_takes_its_members_ops_bytes_and_most_telling_category():
     assert len(members) > 1 and big.type == f"{len(members)} nodes"
     assert set(big.ops) <= {op for m in members for op in m.ops}
     assert big.category == "reduction"  # reductions with pointwise members
+
+
+def test_kernels_keep_their_module_so_repeated_blocks_fold_in_kernels_only():
+    graph = load_trace(str(DATA / "gpu_gpt2_train.json.gz")).graphs[0]
+    kernels = kernel_graph(graph)
+    by_name = {n.name: n for n in graph.nodes}
+    for node in kernels.nodes:  # each group in the deepest module holding its members
+        paths = {by_name[m].module for m in node.members}
+        assert all(not node.module or p == node.module or p.startswith(node.module + ".")
+                   for p in paths)
+        assert node.module or len(paths) > 1 or paths == {""}  # the root: members differ
+    runs = repeated_runs(ModuleTree(kernels))
+    assert any(len(r.paths) == 12 and r.parent == "blocks" for r in runs)
+    launching = sum(1 for n in kernels.nodes if n.name.split("#")[0] in
+                    {k.name for k in graph.kernels})
+    assert f"{launching} launch one of its {len(graph.kernels)} kernels" in kernels.warnings[0]

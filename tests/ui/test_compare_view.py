@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QFileDialog
 
 from fusionviz.model.experiment import compare
 from fusionviz.model.experiment.runs import read_experiment, sweep_rows
@@ -251,3 +252,13 @@ def test_graph_rows_say_within_noise_where_the_timing_spreads_overlap():
     assert [r[10] for r in rows] == ["within noise"] * len(rows)
     _headers, rows = tables.graph_rows(compare.compare(a, far), a, far)
     assert [r[10] for r in rows] == [pytest.approx(100.0)] * len(rows)
+
+
+def test_the_export_dialog_starts_in_the_users_folder(qtbot, synthetic_folder, tmp_path,
+                                                      monkeypatch):
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda _p, _t, suggested, _f: (asked.append(suggested), ("", ""))[1])
+    monkeypatch.chdir(tmp_path)
+    open_window(qtbot, synthetic_folder).export_dialog()
+    assert asked == [str(tmp_path / "comparison.md")]

@@ -262,5 +262,24 @@ def test_kernels_only_collapses_every_graph_and_back(window, qtbot):
     window.toggle_kernels_only()
     assert not window.kernels_only and not action.isChecked()
     assert window.state.trace is full and window.state.graph_index == 1
+    assert window.state.step == 2  # the step the user was at, not "before fusion"
     window.toggle_kernels_only()
     assert window.open_trace(str(path)) and not window.kernels_only  # a new open: full
+
+
+def test_kernels_only_and_back_keeps_the_opened_blocks_and_the_step(window):
+    assert window.open_trace(str(DATA_DIR / "gpu_gpt2_train.json.gz"))
+    view = window.graph_view
+    run = next(k for k, box in view.folding.view.boxes.items() if box.run is not None)
+    view.expand_box(run)  # blocks.0-11 ×12 → twelve blocks
+    block = next(k for k, box in view.folding.view.boxes.items() if box.path == "blocks.4")
+    view.expand_box(block)
+    opened = view.folding.snapshot()
+    window.state.set_step(3)
+    window.graph_view.click_node(window.state.graph.nodes[5].name)
+    selected = window.state.selected_nodes
+    window.toggle_kernels_only()
+    window.toggle_kernels_only()
+    assert view.folding.snapshot() == opened and window.state.step == 3
+    assert window.state.selected_nodes == selected
+    assert any(box.path == "blocks.3" for box in view.folding.view.boxes.values())

@@ -40,3 +40,19 @@ def test_panes_say_what_cannot_be_read_and_the_window_reports_it_once(window, tm
     assert len(reported) == len(set(reported))  # each problem once
     window.state.select_nodes(("op7",))  # a healthy node of the same part line
     assert "cannot be read" not in window.details_pane.text()
+
+
+def test_one_dialog_per_trace_and_further_bad_parts_in_notices(window, tmp_path, qtbot):
+    path = _damaged(tmp_path)
+    dialogs = []
+    window.show_error = dialogs.append  # what would open a message box
+    assert window.open_trace(str(path))
+    qtbot.waitUntil(lambda: not window.completer.running, timeout=10000)
+    assert len(dialogs) == 1 and "Round #1" in dialogs[0]  # the idle reader met it first
+    window.state.set_step(1)  # the ledger meets the same bad round: no second dialog
+    window.graph_view.click_node("op5")  # a bad node's details: another part
+    assert len(dialogs) == 1
+    assert "malformed, not shown" in window.notices.toPlainText()
+    assert "Node 'op5'" in window.notices.toPlainText()
+    assert window.open_trace(str(path))  # opened again: news again
+    qtbot.waitUntil(lambda: len(dialogs) == 2, timeout=10000)

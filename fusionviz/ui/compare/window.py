@@ -11,10 +11,9 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QLabel,
     QMainWindow,
     QSplitter,
@@ -29,6 +28,7 @@ from fusionviz.model.experiment.compare_entries import headline
 from fusionviz.model.experiment.runs import Experiment, Variant, pair_outcome, sweep_rows
 from fusionviz.model.trace import Trace
 from fusionviz.model.whatif import WhatIf
+from fusionviz.ui import desktop
 from fusionviz.ui.charts.sweep import SweepChart
 from fusionviz.ui.compare import tables
 from fusionviz.ui.compare.sync import ViewSync
@@ -262,8 +262,8 @@ class CompareWindow(QMainWindow):
 
     # ---- export ----------------------------------------------------------------------------
     def export_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export comparison", "comparison.md",
-                                              EXPORT_FORMATS)
+        path = desktop.save_file(self, QSettings(), "Export comparison", "comparison.md",
+                                 EXPORT_FORMATS)
         if path:
             written = export_comparison(self.comparison, path, self.windowTitle())
             self.statusBar().showMessage(f"wrote {written}", 5000)

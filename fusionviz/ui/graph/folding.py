@@ -77,6 +77,17 @@ class Folding:
         if not self.tree:
             self.collapsed = frozenset()
 
+    def snapshot(self) -> tuple:
+        """What the user folded, opened and focused, to give back with ``restore``."""
+        return (self.collapsed, self.opened, tuple(r.key for r in self.folded), self.focus)
+
+    def restore(self, snapshot: tuple) -> None:
+        """Fold as ``snapshot`` says (runs by key: the graph may be a new object)."""
+        collapsed, opened, folded, focus = snapshot
+        self.collapsed, self.opened, self.focus = collapsed, opened, focus
+        self.folded = tuple(r for r in self.runs if r.key in folded)
+        self._rebuild()
+
     @property
     def key(self) -> tuple:
         """What the layout depends on (a layout is cached per graph and key)."""

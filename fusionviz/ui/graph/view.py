@@ -110,6 +110,14 @@ class GraphView(ModuleCommands, QGraphicsView):
         self.sig_folding_changed.emit()
         self.sig_eager_tint_changed.emit()
 
+    def restore_folding(self, snapshot: tuple) -> None:
+        """Fold the shown graph as ``Folding.snapshot`` said (kernels only and back)."""
+        if self.state.graph is not None:
+            self.folding.restore(snapshot)
+            self._rebuild()
+            self.fit()
+            self.sig_folding_changed.emit()
+
     def _rebuild(self) -> None:
         """A new scene for the graph as the folding shows it."""
         self.scene().clear()
