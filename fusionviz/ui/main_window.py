@@ -57,6 +57,7 @@ from fusionviz.ui.fusion_stepper import FusionStepper
 from fusionviz.ui.graph.outline import ModuleOutline
 from fusionviz.ui.graph.view import GraphView
 from fusionviz.ui.graphs_list import GraphsList
+from fusionviz.ui.help.actions import HelpActions
 from fusionviz.ui.idle_work import IdleWork
 from fusionviz.ui.kernel.pane import KernelPane
 from fusionviz.ui.kernel.table import KernelTable
@@ -247,6 +248,7 @@ class MainWindow(QMainWindow):
             try_pair=self.try_pair,
             show_status=lambda text: self.statusBar().showMessage(text, 10000))
         self.experiments = ExperimentActions(self.state, self.runner, hooks, self)
+        self.help_actions = HelpActions(self)  # the Help menu's commands
         self.actions_by_name = build_menus(self)
         self.experiments.bind_actions(self.actions_by_name)
         self.ledger.sig_row_menu.connect(self._ledger_menu)

@@ -58,8 +58,8 @@ def menu_entries(window) -> tuple:
         ("&View", "reset_layout", "&Reset Layout (fits this screen)", "Ctrl+Shift+L",
          w.reset_layout),
         ("&View", "dark", "&Dark Theme", "Ctrl+Shift+D", w.toggle_dark),
-        ("&Modules", "fold_repeated", "&Fold Repeated Blocks (h.0 … h.11 as one ×12 box)", "R",
-         view.fold_repeated_blocks),
+        # its text names the shown graph's repeated blocks (_fold_action)
+        ("&Modules", "fold_repeated", "&Fold Repeated Blocks", "R", view.fold_repeated_blocks),
         ("&Modules", "expand_box", "&Expand Box (under the mouse, or holding the selection)",
          "E", view.expand_box),
         ("&Modules", "collapse_module", "&Collapse Module Around Selection (again: next out)",
@@ -101,6 +101,12 @@ def menu_entries(window) -> tuple:
         ("&Experiments", SEPARATOR),
         ("&Experiments", "open_experiment_2", "&Open Experiment Folder…", "",
          x.open_experiment_dialog),
+        ("&Help", "shortcut_sheet", "&Keyboard Shortcuts…", "Ctrl+/",
+         w.help_actions.show_shortcuts),
+        ("&Help", "pane_guide", "&What Is This Pane?", "F1", w.help_actions.show_pane_guide),
+        ("&Help", SEPARATOR),
+        ("&Help", "readme", "&Read the Guide (README)…", "", w.help_actions.open_docs),
+        ("&Help", "about", "&About fusionviz", "", w.help_actions.show_about),
     )
 
 
@@ -122,6 +128,7 @@ def build_menus(window) -> dict[str, QAction]:
         actions[name] = action
     actions["kernels_only"].setCheckable(True)
     _tint_action(window.graph_view, actions["eager_tint"])
+    _fold_action(window.graph_view, actions["fold_repeated"])
     menus["&Experiments"].setToolTipsVisible(True)  # disabled entries say why
     _recent_menu(window, menus["&File"])
     _docks_menu(window, menus["&View"])
@@ -138,6 +145,20 @@ def _tint_action(view, action: QAction) -> None:
         action.setEnabled(view.tint.available)
 
     view.sig_eager_tint_changed.connect(sync)
+    sync()
+
+
+def _fold_action(view, action: QAction) -> None:
+    """Named for the shown graph's repeated blocks; disabled where it has none."""
+    base = action.text()
+
+    def sync() -> None:
+        what = view.repeated_blocks_text()  # module paths from the trace
+        action.setText(f"{base} ({menu_text(what)})" if what else base)
+        action.setToolTip(tip(f"Fold Repeated Blocks ({what})" if what else ""))
+        action.setEnabled(bool(view.folding.runs))
+
+    view.sig_folding_changed.connect(sync)  # also on every new graph or trace
     sync()
 
 

@@ -21,6 +21,21 @@ class ModuleCommands:
     def fold_repeated_blocks(self) -> None:
         self._refold(self.folding.fold_repeated, fit=True)
 
+    def repeated_blocks_text(self) -> str:
+        """What Fold Repeated Blocks folds in the graph shown, for its menu entry:
+        ``blocks.0 … blocks.11 as one ×12 box``; "" without a graph."""
+        if self.state.graph is None:
+            return ""
+        runs = self.folding.runs
+        if not runs:
+            return "none in this graph"
+        run = min(runs, key=lambda r: (r.parent.count("."), -len(r.paths)))  # outermost
+        tail = f"{run.parent.rsplit('.', 1)[-1]}." if run.parent else ""
+        last = tail + run.paths[-1].rsplit(".", 1)[-1]
+        text = f"{_elided(run.paths[0])} … {_elided(last)} as one ×{len(run.paths)} box"
+        more = len(runs) - 1
+        return text + (f", and {more} more run{'s' if more > 1 else ''}" if more else "")
+
     def expand_box(self, key: str = "") -> bool:
         """Open box ``key``; by default the one under the mouse, else the one holding
         the selected node."""
@@ -95,3 +110,8 @@ class ModuleCommands:
         self.sig_folding_changed.emit()
         self.mark(members)
         return True
+
+
+def _elided(path: str, limit: int = 40) -> str:
+    """A module path short enough for a menu entry (its start and end kept)."""
+    return path if len(path) <= limit else f"{path[:limit // 2]}…{path[-(limit // 2):]}"
