@@ -187,3 +187,21 @@ def test_a_huge_error_is_kept_bounded_in_the_trace(capture):
     assert trace.script.message.startswith("ValueError: xxx") and len(trace.script.message) <= 2000
     assert len(trace.script.traceback) < 17_000
     assert trace.script.traceback.startswith("[… ") and "characters cut …]" in trace.script.traceback
+
+
+def test_a_process_that_will_not_exit_after_its_trace_is_ended_keeping_the_status(
+        tmp_path, monkeypatch):
+    """A thread the script leaves running blocks the interpreter's exit (a GPT-2 step
+    with the CUDA profiler did so on the H100 for minutes after its final trace): the
+    capture ends the process soon after, and says so, instead of a timeout."""
+    import time
+
+    from fusionviz.model.run import runner
+
+    monkeypatch.setattr(runner, "EXIT_AFTER_DONE_S", 1.0)
+    t0 = time.monotonic()
+    trace = runner.run_capture(str(SCRIPTS / "lingers_at_exit.py"),
+                               str(tmp_path / "t.json.gz"), device="cpu", timeout=120)
+    assert time.monotonic() - t0 < 60
+    assert trace.script.status == "no_graphs"  # what the script did, not "timeout"
+    assert "did not exit after it finished" in trace.script.message

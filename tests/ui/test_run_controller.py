@@ -255,3 +255,20 @@ def test_a_rank_count_file_that_is_not_ours_falls_back_to_the_traces_there(tmp_p
     with pytest.raises(OSError, match="no rank of train.py wrote a trace"):
         _settle_ranks(str(tmp_path), status="crashed", exit_code=1, stderr_tail="",
                       script="/somewhere/train.py")
+
+
+def test_a_capture_that_will_not_exit_after_its_trace_is_ended_keeping_its_status(
+        qtbot, tmp_path, monkeypatch):
+    """The real capture child on a script whose left-behind thread blocks its exit: the
+    window does not wait on it for ever, nor call the run crashed."""
+    from fusionviz.model.run import runner
+
+    monkeypatch.setattr(runner, "EXIT_AFTER_DONE_S", 1.0)
+    script = os.path.join(os.path.dirname(DAEMON_SCRIPT), "lingers_at_exit.py")
+    controller = RunController()
+    with qtbot.waitSignal(controller.sig_finished, timeout=60000) as done:
+        controller.start(script, str(tmp_path / "out.json.gz"), device="cpu",
+                         cache_dir=str(tmp_path / "cache"))
+    trace = load_trace(done.args[0])
+    assert trace.script.status == "no_graphs"
+    assert "did not exit after it finished" in trace.script.message

@@ -158,6 +158,7 @@ def run_ranks(
     if nproc > 1:
         Path(out).mkdir(parents=True, exist_ok=True)
     run_id, tail, failed, ended = new_run_id(), Tail(), [], {}
+    finished: list[float] = []  # when each rank said "done" (its trace is final)
     # The launcher closes the fds its workers do not ask for: ranks report on stdout.
     channel = open_channel() if nproc == 1 else None
     with tempfile.TemporaryDirectory(prefix="fusionviz-cache-") as cache:
@@ -189,6 +190,7 @@ def run_ranks(
             msg = parse_progress(line)
             if msg is not None and msg["event"] == "done":
                 ended.update(msg)
+                finished.append(time.monotonic())
             if msg is not None and on_progress:
                 on_progress(msg)
             elif msg is None and on_output and not channel:  # stdout: the script's
@@ -200,8 +202,18 @@ def run_ranks(
         if channel:
             streams.append((os.fdopen(channel[0], "rb"), progress_line))
         readers = [(stream, pump(stream, on_line, stop)) for stream, on_line in streams]
+        def lingering() -> bool:
+            """Every rank finished its trace long ago, yet the process runs on (a
+            thread or worker the script left behind blocks its exit): end it."""
+            return (len(finished) >= nproc
+                    and time.monotonic() - finished[-1] > EXIT_AFTER_DONE_S)
+
         try:
-            code = _wait(proc, poll)
+            code = _wait(proc, poll, lingering)
+            lingered = code is None
+            if lingered:
+                _kill_group(proc, run_id)
+                code = proc.wait()
             # The child is gone; what it started (a forked worker, a daemon) may hold
             # its output open and run on: after its last lines, end the whole tree.
             grace = time.monotonic() + EXIT_GRACE_S
@@ -228,25 +240,31 @@ def run_ranks(
             for path in outs:
                 _settle_stopped(str(path), script, tail)
             raise failed[0]
-        timed_out = deadline is not None and time.monotonic() >= deadline and code != 0
+        timed_out = (deadline is not None and time.monotonic() >= deadline and code != 0
+                     and not lingered)
         return settle_traces(outs, exit_code=code, status="timeout" if timed_out else None,
                              stderr_tail=tail.text(), script=str(script),
-                             ended=ended if nproc == 1 else {})
+                             ended=ended if nproc == 1 else {}, lingered=lingered)
 
 
 EXIT_GRACE_S = 2.0  # after the child exits, time for its last output lines
+EXIT_AFTER_DONE_S = 30.0  # after its final trace, time for the child to exit by itself
 POLL_S = 0.25  # how often run_ranks asks its caller's poll while the child runs
 RANK_FILE = "rank{rank}.json.gz"  # each rank's trace in the folder of a multi-rank capture
 
 
-def _wait(proc: subprocess.Popen, poll: Callable[[], None] | None) -> int:
-    """The child's exit code; ``poll()`` asked every POLL_S meanwhile (it may raise)."""
-    while poll is not None:
+def _wait(proc: subprocess.Popen, poll: Callable[[], None] | None,
+          lingering: Callable[[], bool]) -> int | None:
+    """The child's exit code, or None once ``lingering()`` says it outstayed its final
+    trace; ``poll()`` asked every POLL_S meanwhile (it may raise)."""
+    while True:
         try:
             return proc.wait(timeout=POLL_S)
         except subprocess.TimeoutExpired:
-            poll()
-    return proc.wait()
+            if poll is not None:
+                poll()
+            if lingering():
+                return None
 
 
 def rank_paths(folder: str | os.PathLike, nproc: int) -> list[Path]:

@@ -21,6 +21,7 @@ def finalize_trace(
     stderr_tail: str = "",
     script: str = "",
     ended: dict | None = None,
+    lingered: bool = False,
 ) -> Script:
     """Settle the script's status in the trace after the child ended; return it.
 
@@ -31,6 +32,8 @@ def finalize_trace(
     before writing anything still gets a trace, holding its exit status and the end
     of its stderr. A trace that could not be written (by the child or here) keeps its
     last good file, and the returned script's message says so (``write_failure``).
+    ``lingered``: the child wrote its final trace but did not exit, and was ended: its
+    status stands, and its message says so.
     """
     ended = ended or {}
     try:
@@ -40,6 +43,13 @@ def finalize_trace(
     child_failed = ended.get("write_error", "")
     if recorded is not None and status is None and recorded.status != "running" \
             and not child_failed:
+        if lingered and LINGERED not in recorded.message:
+            recorded = dataclasses.replace(recorded, message="; ".join(
+                m for m in (recorded.message, LINGERED) if m))
+            try:
+                tracefile.replace_script(out, recorded)
+            except (TraceError, OSError):
+                pass  # the note is lost, the trace is whole
         return recorded
     s = recorded or Script(path=script)
     if status is None:
@@ -65,6 +75,8 @@ def finalize_trace(
 
 
 STATUSES = ("ok", "error", "crashed", "timeout", "cancelled", "no_graphs")
+LINGERED = ("the script's process did not exit after it finished (a thread or worker "
+            "it left running blocked its exit); fusionviz ended it, nothing was lost")
 
 
 def _holds_something(out: str) -> bool:

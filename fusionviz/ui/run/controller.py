@@ -139,6 +139,10 @@ class RunController(QObject):
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail = Tail()  # for the error message / traceback pane
         self._run_id, self._pid, self._ended = "", 0, {}
+        self._lingered = False  # ended by us after its final trace: it would not exit
+        self._linger_timer = QTimer(self)
+        self._linger_timer.setSingleShot(True)
+        self._linger_timer.timeout.connect(self._end_lingering)
         self._channel: PipeReader | None = None  # the private progress pipe, where there is one
 
     @property
@@ -158,7 +162,7 @@ class RunController(QObject):
         env = QProcessEnvironment()
         for key, value in runner.capture_env(cache_dir, self._run_id).items():
             env.insert(key, value)
-        self.cancelled, self._ended = False, {}
+        self.cancelled, self._ended, self._lingered = False, {}, False
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail.clear()
         proc = QProcess(self)
@@ -232,7 +236,17 @@ class RunController(QObject):
     def _progress(self, message: dict) -> None:
         if message["event"] == "done":  # how the child ended, for settling the trace
             self._ended = message
+            if self.job is CAPTURE:  # its trace is final: it has a while to exit
+                self._linger_timer.start(int(runner.EXIT_AFTER_DONE_S * 1000))
         self.sig_progress.emit(message)
+
+    def _end_lingering(self) -> None:
+        """The capture wrote its final trace long ago but its process runs on (a thread
+        or worker the script left blocks the exit): end it, keeping its status."""
+        if self.running and not self.cancelled:
+            self._lingered = True
+            kill_tree(self.process.processId(), self._run_id)
+            self.process.kill()
 
     def _read_stderr(self) -> None:
         for line in self._stderr.feed(bytes(self.process.readAllStandardError().data())):
@@ -260,13 +274,15 @@ class RunController(QObject):
         for line in self._stderr.close():
             self._stderr_line(line)
         self._close_channel()
-        crashed = exit_status == QProcess.ExitStatus.CrashExit
+        self._linger_timer.stop()
+        crashed = exit_status == QProcess.ExitStatus.CrashExit and not self._lingered
         status = "cancelled" if self.cancelled else ("crashed" if crashed else None)
+        lingered = {"lingered": True} if self._lingered else {}
         try:
             self.write_problem = self.job.settle(
-                self.out_path, exit_code=None if crashed else exit_code, status=status,
-                stderr_tail=self._stderr_tail.text(), script=self.script,
-                ended=self._ended) or ""
+                self.out_path, exit_code=None if crashed or lingered else exit_code,
+                status=status, stderr_tail=self._stderr_tail.text(), script=self.script,
+                ended=self._ended, **lingered) or ""
         except (OSError, TraceError) as e:
             lead = "the capture left no readable trace: " if self.job.kind == "capture" else ""
             self.sig_failed.emit(f"{lead}{e}")
