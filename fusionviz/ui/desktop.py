@@ -6,15 +6,18 @@
 - Every table and tree copies whole rows (``add_row_copy``): Ctrl+C and a right-click
   "Copy Selected Rows" put the selected rows on the clipboard, tab-separated under a
   header line, as a spreadsheet or a chat message takes them.
+- A tree in a dock too narrow for its columns shows those that fit whole
+  (``ColumnFit``): a column cut at the dock's edge reads as a broken word ("fus").
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
-from PySide6.QtCore import QModelIndex, QSettings, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QSettings, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QTreeView, QWidget
 
 KEY = "dialogs/last_folder"
 
@@ -92,3 +95,45 @@ def add_row_copy(view: QAbstractItemView, menu: bool = True) -> QAction:
     if menu:
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
     return action
+
+
+class ColumnFit(QObject):
+    """Keeps a tree's columns as wide as their texts and hides, in order, those after
+    the first ``always`` that do not fit its width whole; ``elastic`` (a column, its
+    widest) is a column of long texts that takes at most what the width leaves it,
+    eliding them. ``on_fit(hidden columns)`` follows each fit (to put their values in
+    a tooltip). Fits again whenever the tree's width changes."""
+
+    def __init__(self, view: QTreeView, always: int = 1,
+                 elastic: tuple[int, int] | None = None,
+                 on_fit: Callable[[list[int]], None] | None = None) -> None:
+        super().__init__(view)
+        self.view, self.always, self.elastic, self.on_fit = view, always, elastic, on_fit
+        self.hidden: list[int] = []
+        view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt)
+        if event.type() == QEvent.Type.Resize:  # the dock, or a scroll bar came or went
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        view, header = self.view, self.view.header()
+        columns = range(header.count())
+        for c in columns:  # a hidden column's title measures 0
+            view.setColumnHidden(c, False)
+        room, used, hidden = view.viewport().width(), 0, []
+        for c in columns:
+            width = max(view.sizeHintForColumn(c), header.sectionSizeHint(c))
+            if self.elastic is not None and c == self.elastic[0]:
+                least = header.sectionSizeHint(c)  # its title whole
+                width = min(width, self.elastic[1], max(room - used, least))
+                view.setColumnWidth(c, width)
+            if c >= self.always and (hidden or used + width > room):
+                hidden.append(c)
+                view.setColumnHidden(c, True)
+            else:
+                used += width
+        self.hidden = hidden
+        if self.on_fit is not None:
+            self.on_fit(hidden)

@@ -25,6 +25,7 @@ from fusionviz.model.report.formatting import (
     clip,
     collective_text,
     collective_time_text,
+    digits,
 )
 from fusionviz.model.trace import Access, Graph, Node, Origin
 from fusionviz.ui.plain import SafeBrowser
@@ -206,7 +207,7 @@ class DetailsPane(QWidget):
         if node.collective is not None:
             rows += [_row("collective", _esc(collective_text(node.collective))),
                      *self._comm_time_rows(node.name)]
-        for label, value in (("numel", node.numel), ("rnumel", node.rnumel),
+        for label, value in (("numel", digits(node.numel)), ("rnumel", digits(node.rnumel)),
                              ("ops", ", ".join(node.ops))):
             if value:
                 rows.append(_row(label, _esc(value)))

@@ -13,9 +13,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from fusionviz.model.queries import graph_headline, load_warning, time_kind
-from fusionviz.model.report.formatting import ms_spread, number
+from fusionviz.model.report.formatting import count, ms_spread
 from fusionviz.model.report.graph_reasons import compile_id_tip, why_short, why_text
-from fusionviz.ui.desktop import add_row_copy
+from fusionviz.ui.desktop import ColumnFit, add_row_copy
 from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
 
@@ -23,7 +23,16 @@ from fusionviz.ui.view_state import ViewState
 COLUMNS = ("graph", "why", "nodes", "kernels", "rounds", "fused", "compiled ms", "eager ms",
            "speedup")
 WHY = COLUMNS.index("why")
+_TIP = Qt.ItemDataRole.UserRole + 1  # a row's first tooltip, before the hidden columns
 WHY_MAX_WIDTH = 360  # px: longer reasons are elided, the tooltip has them whole
+HEADER_TIPS = (
+    "the graph: its number, forward or backward, and Dynamo's compile id",
+    "why Dynamo made this graph (a graph break, a recompile)",
+    "scheduler nodes before fusion", "kernels the graph launches",
+    "fusion rounds of Inductor's scheduler", "pairs fused over all rounds",
+    "the compiled graph's time per call, in ms (device or wall: see each cell)",
+    "your program's time for the same call, run eagerly, in ms",
+    "eager ms / compiled ms (above 1×: compiled is faster)")
 
 
 def summary_cells(graph) -> list[str]:
@@ -35,14 +44,18 @@ def summary_cells(graph) -> list[str]:
     return [
         title,
         why_short(graph),
-        str(s.get("nodes", len(graph.nodes))),
-        str(s.get("kernels", len(graph.kernels))),
-        str(s.get("rounds", len(graph.rounds))),
-        str(s.get("fusions", "")),
-        number(s.get("compiled_ms"), none="—"),
-        number(s.get("eager_ms"), none="—"),
+        count(s.get("nodes", len(graph.nodes))),
+        count(s.get("kernels", len(graph.kernels))),
+        count(s.get("rounds", len(graph.rounds))),
+        count(s.get("fusions"), none=""),
+        _ms(s.get("compiled_ms")),
+        _ms(s.get("eager_ms")),
         "—" if speedup is None else f"{speedup:.2f}×",
     ]
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.3f}"
 
 
 def graph_tip(graph) -> str:
@@ -109,8 +122,13 @@ class GraphsList(QTreeWidget):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         add_row_copy(self)
         self.setHeaderLabels(list(COLUMNS))
+        for col, text in enumerate(HEADER_TIPS):
+            self.headerItem().setToolTip(col, text)
+        # the columns that fit whole; a long reason is elided (its tooltip has it)
+        self.columns = ColumnFit(self, always=WHY + 1, elastic=(WHY, WHY_MAX_WIDTH),
+                                 on_fit=self._hidden_in_tooltips)
         self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.header().setSectionResizeMode(WHY, QHeaderView.ResizeMode.Interactive)
+        self.header().setSectionResizeMode(WHY, QHeaderView.ResizeMode.Fixed)
         self.header().setStretchLastSection(False)
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.currentItemChanged.connect(self._on_current_changed)
@@ -126,7 +144,7 @@ class GraphsList(QTreeWidget):
             item = QTreeWidgetItem(summary_cells(graph))
             item.setData(0, Qt.ItemDataRole.UserRole, i)
             # device, backend, Dynamo's reasons and the user's source line: trace text
-            item.setToolTip(0, tip(graph_tip(graph)))
+            item.setData(0, _TIP, graph_tip(graph))
             item.setToolTip(WHY, tip(why_tip(graph)))
             launches = graph_headline(graph)["launches"]
             item.setToolTip(COLUMNS.index("kernels"), f"{len(graph.kernels)} kernels launched {launches} times per "
@@ -138,10 +156,18 @@ class GraphsList(QTreeWidget):
             for col in range(WHY + 1, len(COLUMNS)):
                 item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.addTopLevelItem(item)
-        self.resizeColumnToContents(WHY)
-        self.setColumnWidth(WHY, min(self.columnWidth(WHY), WHY_MAX_WIDTH))
         self.blockSignals(False)
+        self.columns.fit()
         self._on_graph_changed(self.state.graph_index)
+
+    def _hidden_in_tooltips(self, hidden: list[int]) -> None:
+        """Each row's first tooltip ends with its values in the columns left out."""
+        for i in range(self.topLevelItemCount()):
+            item = self.topLevelItem(i)
+            more = " · ".join(f"{COLUMNS[c]} {item.text(c)}" for c in hidden
+                              if item.text(c))
+            item.setToolTip(0, tip(item.data(0, _TIP) + (
+                f"\n\n{more}\n(widen the list to see these columns)" if more else "")))
 
     def _on_graph_changed(self, index: int) -> None:
         item = self.topLevelItem(index) if index >= 0 else None

@@ -89,3 +89,4 @@ def synthetic_path(tmp_path_factory) -> Path:
 def any_trace_path(request, synthetic_path) -> Path:
     """Each recorded trace in tests/data, and the synthetic trace."""
     return synthetic_path if request.param == "synthetic" else DATA / request.param
+

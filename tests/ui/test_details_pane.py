@@ -50,7 +50,7 @@ def pane(qtbot):
 def test_lists_reads_writes_origins_and_kernel_of_a_node(pane):
     pane._state.select_nodes(("op1",))
     text = pane.text()
-    for expected in ("op1", "SchedulerNode", "reduction", "8192", "512", "var_mean",
+    for expected in ("op1", "SchedulerNode", "reduction", "8,192", "512", "var_mean",
                      "buf0", "2.0 MiB", "buf1", "64.0 KiB", "buf2", "StarDep",
                      "aten.var_mean.correction", "/home/u/model.py:42",
                      "mu, var = torch.var_mean(h, dim=-1)", "triton_red_fused_var_mean_0",

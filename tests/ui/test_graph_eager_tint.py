@@ -192,4 +192,4 @@ def test_hovering_a_tinted_box_or_frame_title_shows_its_figures(bert, qtbot):
     view.centerOn(title)
     qtbot.mouseMove(view.viewport(), view.mapFromScene(title))
     qtbot.waitUntil(lambda: "slower than eager" in QToolTip.text(), timeout=2000)
-    assert "encoder › layer › 3 › attention" in QToolTip.text()
+    assert "encoder.layer.3.attention (BertAttention)" in QToolTip.text()

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import PySide6
 import pytest
-from PySide6.QtCore import QSettings, Qt, qVersion
+from PySide6.QtCore import Qt, qVersion
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QWidget
+from walk.windows import shown_window
 
 from fusionviz.model.module_view import ModuleTree, repeated_runs
 from fusionviz.ui.help import actions as help_actions
@@ -33,19 +34,7 @@ GPT2 = DATA / "gpu_gpt2_train.json.gz"
 @pytest.fixture(scope="module")
 def gpt2(qapp, tmp_path_factory):
     """One shown window with the GPT-2 train trace open, for the whole module."""
-    from fusionviz.ui.main_window import MainWindow
-
-    folder = tmp_path_factory.mktemp("help")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("FUSIONVIZ_DATA_DIR", str(folder / "data"))
-        w = MainWindow(settings=QSettings(str(folder / "window.ini"),
-                                          QSettings.Format.IniFormat))
-        w.resize(1400, 900)
-        w.show()
-        assert w.open_trace(str(GPT2))
-        yield w
-        w.close()
-        w.deleteLater()
+    yield from shown_window(tmp_path_factory, GPT2, (1400, 900))
 
 
 def _activate(window, qtbot) -> None:

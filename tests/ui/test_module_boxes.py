@@ -71,7 +71,7 @@ def test_clicking_a_box_unfolds_it_and_a_block_opens_in_a_titled_frame(view, qtb
     click(view, qtbot, "▣ blocks.3")
     assert "▣ blocks.3.attn" in view.paint_data.index
     frames = [it for it in view.scene().items() if isinstance(it, FramesItem)]
-    assert [t for _, t in frames[0].frames] == ["blocks › 3 (Block)"]
+    assert [t for _, t in frames[0].frames] == ["blocks.3 (Block)"]
     # C on a node inside the frame collapses its module again, then the next one out
     attn_node = next(n.name for n in TRACE.graphs[0].nodes if n.module == "blocks.3.attn.qkv")
     view.expand_box("▣ blocks.3.attn")  # opens into its children, collapsed

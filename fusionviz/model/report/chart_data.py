@@ -10,6 +10,7 @@ from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.comms.reorders import comm_names
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.queries import time_kind
+from fusionviz.model.report.formatting import share_of_peak
 from fusionviz.model.trace import Graph, Kernel
 
 
@@ -26,20 +27,19 @@ def achieved_gb_s(kernel: Kernel) -> float | None:
 
 
 def bandwidth_text(kernel: Kernel, peak_gb_s: float | None = None) -> str:
-    """``"2868.8 GB/s (86% of peak 3352.3)"``; "" when bytes or time are unknown."""
+    """``"2,869 GB/s (86% of peak 3,352 GB/s)"``; "" when bytes or time are unknown."""
     gb_s = achieved_gb_s(kernel)
-    if gb_s is None:
-        return ""
-    share = f" ({100 * gb_s / peak_gb_s:.0f}% of peak {peak_gb_s:g})" if peak_gb_s else ""
-    return f"{gb_s:.1f} GB/s{share}"
+    return "" if gb_s is None else share_of_peak(gb_s, peak_gb_s)
 
 
-def kernel_tip(kernel: Kernel, peak_gb_s: float | None = None) -> str:
-    """What a kernel's bar says on hover: time per call, launches, bandwidth."""
+def kernel_tip(kernel: Kernel, peak_gb_s: float | None = None, extern: str = "") -> str:
+    """What a kernel's bar says on hover: time per call, launches, bandwidth, and an
+    extern kernel's facts (``extern``: ``extern_facts.extern_text``)."""
     lines = [f"{kernel.name} ({kernel.kind})", f"{kernel.ms:.4g} ms per graph call"
              + (f", {kernel.calls} launches" if kernel.calls > 1 else "")]
     bandwidth = bandwidth_text(kernel, peak_gb_s)
-    return "\n".join([*lines, bandwidth] if bandwidth else lines)
+    lines += [text for text in (bandwidth, extern) if text]
+    return "\n".join(lines)
 
 
 def round_series(graph: Graph) -> dict[str, list]:

@@ -5,6 +5,8 @@ One place, so a time reads the same in the summary, the ledger and the compariso
 
 from __future__ import annotations
 
+import math
+
 DASH = "-"  # an absent value in text reports (Markdown, the CLI)
 
 
@@ -23,15 +25,67 @@ def ms(value: float | None, none: str = DASH) -> str:
 
 
 def byte_size(n: int | None, none: str = "–") -> str:
-    """``1536`` → ``"1.5 KiB"``."""
+    """``1536`` → ``"1.5 KiB"``, ``11010048`` → ``"10.5 MiB"``: binary units (KiB = 1024
+    bytes) everywhere in the app; bandwidth is decimal GB/s, as GPU makers state it."""
     if n is None:
         return none
     size = float(n)
-    for unit in ("B", "KiB", "MiB"):
+    for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(size) < 1024:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
-    return f"{size:.1f} GiB"
+    return f"{size:,.1f} TiB"
+
+
+MIB = 1024 * 1024  # bytes per MiB: charts plot bytes in MiB
+
+
+def count(n: int | None, none: str = DASH) -> str:
+    """``11010048`` → ``"11,010,048"``."""
+    return none if n is None else f"{n:,}"
+
+
+def digits(text: str) -> str:
+    """A number the trace keeps as text, grouped: ``"11010048"`` → ``"11,010,048"``; a
+    symbolic size (``s0*768``) as it is."""
+    return f"{int(text):,}" if text.isdecimal() and len(text) < 40 else text
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 node``, ``2 nodes``, ``1,234 kernels``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """``31.37`` → ``"31.4"``, ``0.01097`` → ``"0.011"``, ``3352.3`` → ``"3,352"``:
+    ``digits`` significant digits (whole numbers keep all theirs), no exponent."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if decimals else text
+
+
+def ms_short(value: float | None, none: str = DASH) -> str:
+    """``31.37`` → ``"31.4 ms"`` (three significant digits)."""
+    return none if value is None else f"{significant(value)} ms"
+
+
+def ms_range(low: float, high: float) -> str:
+    """``(0.01097, 31.37)`` → ``"0.011–31.4 ms"``."""
+    return f"{significant(low)}–{significant(high)} ms"
+
+
+def gb_per_s(value: float | None, none: str = DASH) -> str:
+    """``2868.8`` → ``"2,869 GB/s"``, ``2.31`` → ``"2.31 GB/s"``."""
+    return none if value is None else f"{significant(value)} GB/s"
+
+
+def share_of_peak(gb_s: float, peak_gb_s: float | None) -> str:
+    """``"2,869 GB/s (86% of peak 3,352 GB/s)"``: a share says what it is a share of."""
+    if not peak_gb_s:
+        return gb_per_s(gb_s)
+    return f"{gb_per_s(gb_s)} ({100 * gb_s / peak_gb_s:.0f}% of peak {gb_per_s(peak_gb_s)})"
 
 
 MAX_TEXT = 1_000  # characters of one text on screen; a hostile trace's name has millions

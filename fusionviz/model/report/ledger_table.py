@@ -8,7 +8,7 @@ columns, so the rows feed a table view and an export alike.
 from __future__ import annotations
 
 from fusionviz.model.names import Names
-from fusionviz.model.report.formatting import group
+from fusionviz.model.report.formatting import byte_size, cell, count, group, significant
 from fusionviz.model.report.tables import csv_text, markdown_text
 from fusionviz.model.trace import Benchmark, Round
 
@@ -55,6 +55,35 @@ def ledger_rows(round: Round, names: Names | None = None) -> list[dict]:  # noqa
                          "outcome": "rejected", "reasons": _reasons(v.reasons),
                          **no_scores, **_NO_BENCH, "bytes_saved": None})
     return rows
+
+
+# Columns in bytes: Inductor's memory score is the bytes the pair's common buffers
+# move (score_fusion_memory; a mix-order reduction's is a count of elements instead).
+BYTE_COLUMNS = frozenset({"score_memory_score", "bytes_saved"})
+MS_COLUMNS = frozenset({"ms_a", "ms_b", "ms_fused"})
+
+
+def ledger_cell(key: str, value) -> str:
+    """A ledger cell as the table shows it: bytes as ``10.5 MiB``, times to four
+    significant digits (the header names the unit), a speedup as ``1.23×``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return cell(value)
+    if key in BYTE_COLUMNS:
+        return byte_size(value)
+    if key in MS_COLUMNS:
+        return significant(value, 4)
+    if key == "speedup":
+        return f"{significant(value)}×"
+    return cell(value)
+
+
+def ledger_tip(key: str, value) -> str:
+    """A cell's tooltip: the cell, and a count of bytes exactly
+    (``10.5 MiB: 11,010,048 bytes``)."""
+    text = ledger_cell(key, value)
+    if key in BYTE_COLUMNS and isinstance(value, int) and not isinstance(value, bool):
+        return f"{text}: {count(value)} bytes"
+    return text
 
 
 # What an outcome says by itself when no check gave a reason.

@@ -43,7 +43,7 @@ from fusionviz.model.advisor.measure import (
 )
 from fusionviz.model.advisor.step import step_line
 from fusionviz.model.errors import TraceError
-from fusionviz.model.report.formatting import clip
+from fusionviz.model.report.formatting import byte_size, clip
 from fusionviz.model.trace import Graph
 from fusionviz.model.tracefile import bounded
 from fusionviz.ui.advisor.run import MeasureRun
@@ -198,7 +198,7 @@ class AdvisorPane(QWidget):
             said = "" if r is None else (f"{r.verdict} {gain_text(r)}" if r.gain_ms is not None
                                          else r.verdict)
             cells = (str(row + 1), said, f"{c.ms:.3f} ms" if c.ms is not None else "?",
-                     f"{c.bytes_saved:,}" if c.bytes_saved is not None else "", c.what,
+                     byte_size(c.bytes_saved, none=""), c.what,
                      c.why, c.apply)
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(clip(text, 300))

@@ -46,7 +46,8 @@ class StepTable(QTableWidget):
         total = step_ms(measured)
         self.setRowCount(len(self.changes))
         for row, s in enumerate(self.changes):
-            share = f" ({100 * s.net_ms / total:+.1f}%)" if total and s.net_ms else ""
+            share = (f" ({100 * s.net_ms / total:+.1f}% of the step)"
+                     if total and s.net_ms else "")
             net = f"{s.net_ms:+.3f} ms{share}" if s.net_ms else "none"
             for col, text in enumerate((s.what, net, s.verdicts(), s.apply)):
                 item = QTableWidgetItem(clip(text, 300))

@@ -22,6 +22,24 @@ from fusionviz.model.trace import Graph
 from fusionviz.ui.plain import plain, tip
 from fusionviz.ui.view_state import ViewState
 
+PANEL_TITLE_H = 16  # px: the title line of a stacked panel
+
+
+class SparseAxis(pg.AxisItem):
+    """An axis that leaves out the tick labels that would overlap others (pyqtgraph
+    always labels two major ticks, even where a short panel has no room for both)."""
+
+    def generateDrawSpecs(self, p):  # noqa: N802 (pyqtgraph override)
+        specs = super().generateDrawSpecs(p)
+        if specs is None:
+            return None
+        axis, ticks, texts = specs
+        kept = []
+        for spec in texts:
+            if not any(spec[0].intersects(k[0]) for k in kept):
+                kept.append(spec)
+        return axis, ticks, kept
+
 
 class ClickableBars(pg.BarGraphItem):
     """Bars that report a left click on one (``bar_at``) and show its tip on hover."""
@@ -121,7 +139,8 @@ class ChartPage(QStackedWidget):
     def new_plot(self, row: int = 0, grid: str = "y", **labels: str) -> pg.PlotItem:
         """Add a styled plot at ``row``; ``labels`` map axis side → label text."""
         self.setCurrentWidget(self.plot_widget)
-        plot = self.plot_widget.addPlot(row=row, col=0)
+        plot = self.plot_widget.addPlot(row=row, col=0, axisItems={
+            side: SparseAxis(side) for side in ("left", "bottom")})
         plot.showGrid(x="x" in grid, y="y" in grid, alpha=0.15)
         plot.setMenuEnabled(False)
         for side, text in labels.items():
@@ -130,6 +149,20 @@ class ChartPage(QStackedWidget):
             plot.getAxis(side).enableAutoSIPrefix(False)
         self._style_axes(plot)
         return plot
+
+    def new_panel(self, row: int, title: str) -> pg.PlotItem:
+        """One of stacked panels sharing an x axis, ``title`` (its quantity and unit) on
+        a line above it: rotated axis labels of short panels run into each other."""
+        plot = self.new_plot(row)
+        self.panel_title(plot, title)
+        plot.getAxis("left").setWidth(64)  # equal widths keep the stacked x axes aligned
+        plot.getAxis("left").enableAutoSIPrefix(False)  # the title names the unit
+        return plot
+
+    def panel_title(self, plot: pg.PlotItem, title: str) -> None:
+        plot.setTitle(title, color=self.foreground(), size="8pt", justify="left")
+        plot.layout.setRowFixedHeight(0, PANEL_TITLE_H)
+        plot.titleLabel.setMaximumHeight(PANEL_TITLE_H)
 
     def foreground(self) -> QColor:
         return self.palette().color(QPalette.ColorRole.Text)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QWidget
 # pyqtgraph binds to the Qt already imported; PySide6 must come first.
 import pyqtgraph as pg
 
+from fusionviz.model.report.formatting import MIB
 from fusionviz.ui.charts.page import ChartPage
 
 _SERIES_COLOR, _BASELINE_COLOR, _MARK_COLOR = "#4e79a7", "#8c8c8c", "#d81b60"
@@ -25,9 +26,10 @@ _SERIES_COLOR, _BASELINE_COLOR, _MARK_COLOR = "#4e79a7", "#8c8c8c", "#d81b60"
 class SweepChart(ChartPage):
     """Metrics of the round-sweep variants against k, one panel per metric."""
 
-    # (row key, axis label, scale applied to the values)
-    PANELS = (("compiled_ms", "compiled ms", 1.0), ("kernels", "kernels", 1.0),
-              ("est_bytes", "est. MB", 1e-6), ("compile_s", "compile s", 1.0))
+    # (row key, panel title with its unit, scale applied to the values)
+    PANELS = (("compiled_ms", "compiled time (ms)", 1.0), ("kernels", "kernels", 1.0),
+              ("est_bytes", "est. memory traffic (MiB)", 1 / MIB),
+              ("compile_s", "compile time (s)", 1.0))
 
     sig_round_clicked = Signal(int)
     """A point was clicked; argument: k (its row in the sweep rows)."""
@@ -52,8 +54,7 @@ class SweepChart(ChartPage):
         ticks = [[(k, str(k)) for k in range(len(rows))]]
         first = None
         for i, (key, label, scale) in enumerate(self.PANELS):
-            plot = self.new_plot(i, left=label)
-            plot.getAxis("left").setWidth(64)  # equal widths keep the stacked x axes aligned
+            plot = self.new_panel(i, label)
             plot.getAxis("bottom").setTicks(ticks)
             last = i == len(self.PANELS) - 1
             plot.getAxis("bottom").setStyle(showValues=last)
@@ -76,7 +77,7 @@ class SweepChart(ChartPage):
         log = _wants_log(ys)
         if log:  # one noisy timing must not flatten every other point onto the axis
             plot.setLogMode(y=True)
-            plot.setLabel("left", f"{label} (log)")
+            self.panel_title(plot, f"{label}, log scale")
         curve = plot.plot(xs, ys, pen=pg.mkPen(_SERIES_COLOR, width=2), symbol="o",
                           symbolSize=8, symbolBrush=_SERIES_COLOR, name=label)
         curve.setToolTip(label)
@@ -89,7 +90,8 @@ class SweepChart(ChartPage):
             y = math.log10(ref * scale) if log else ref * scale
             dashed = pg.mkPen(_BASELINE_COLOR, width=1, style=Qt.PenStyle.DashLine)
             plot.addItem(pg.InfiniteLine(pos=y, angle=0, pen=dashed, label="all rounds",
-                                         labelOpts={"position": 0.95, "color": _BASELINE_COLOR}))
+                                         labelOpts={"position": 1.0, "color": _BASELINE_COLOR,
+                                                    "anchors": [(1, 1), (1, 1)]}))
         marker = pg.InfiniteLine(angle=90, pen=pg.mkPen(_MARK_COLOR, width=2))
         marker.hide()
         plot.addItem(marker)

@@ -23,7 +23,7 @@ from fusionviz.model.experiment.compare import (
 )
 from fusionviz.model.experiment.compare_entries import entry_table
 from fusionviz.model.names import Names
-from fusionviz.model.report.formatting import cell
+from fusionviz.model.report.formatting import byte_size, cell
 from fusionviz.model.trace import Graph, Trace
 from fusionviz.ui.desktop import add_row_copy
 from fusionviz.ui.plain import tip
@@ -185,10 +185,13 @@ def graph_rows(c: Comparison, a: Trace, b: Trace):
 
 # ---- Qt ----------------------------------------------------------------------------------------
 class _Item(QTableWidgetItem):
-    """A cell shown formatted and sorted by its value (numbers before text, None last)."""
+    """A cell shown formatted (a count of bytes in KiB/MiB) and sorted by its value
+    (numbers before text, None last)."""
 
-    def __init__(self, value: Cell) -> None:
-        super().__init__(cell(value))
+    def __init__(self, value: Cell, header: str = "") -> None:
+        in_bytes = ("bytes" in header and isinstance(value, int)
+                    and not isinstance(value, bool))
+        super().__init__(byte_size(value) if in_bytes else cell(value))
         self.value = value
         if isinstance(value, (int, float)):
             self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -226,7 +229,7 @@ def fill_table(table: QTableWidget, headers: list[str], rows: list[tuple]) -> No
     table.setRowCount(len(rows))
     for i, row in enumerate(rows):
         for j, value in enumerate(row):
-            item = _Item(value)
+            item = _Item(value, headers[j])
             color = _color(headers[j], value)
             if color is not None:
                 item.setForeground(color)

@@ -7,73 +7,61 @@ from collections import Counter
 from html import escape
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QFont, QPen
+from PySide6.QtGui import QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem
 
-from fusionviz.ui.graph.paint import GraphPaint
+from fusionviz.model.layout.frames import TITLE_H, Frame
+from fusionviz.model.report.elide import elide_title
+from fusionviz.ui.graph.items import LOD_TEXT
+from fusionviz.ui.graph.paint import GraphPaint, cut_middle, fits_width
 
-FRAME_PAD = 14.0
-TITLE_H = 18.0
-NEST_PAD = 6.0  # more room on each side of a frame per frame nested in it
 STUB = 14.0
 
 
 class FramesItem(QGraphicsItem):
-    """A titled frame (``blocks › 3 (Block)``) around each module opened from a box."""
+    """A titled frame (``blocks.3 (Block)``) around each module opened from a box; the
+    layout (``model.layout.frames``) placed frames and title bands so no title covers
+    another or a node. Titles are shortened to their frame by whole path segments."""
 
-    def __init__(self, paint: GraphPaint, frames: list[tuple[str, list[str]]],
+    def __init__(self, paint: GraphPaint, frames: list[Frame],
                  classes: dict[str, str]) -> None:
         super().__init__()
         self.setZValue(-3)  # behind group regions
-        self.frames = []
-        self.paths: list[str] = []  # the module of each frame
-        inner = _nesting([path for path, _ in frames])
-        for path, names in frames:
-            ids = [paint.index[n] for n in names if n in paint.index]
-            if not ids:
-                continue
-            r = QRectF(paint.rects[ids[0]])
-            for i in ids[1:]:
-                r = r.united(paint.rects[i])
-            # a frame around opened frames is wider, its title above theirs
-            pad, top = FRAME_PAD + NEST_PAD * inner[path], (TITLE_H + 2) * inner[path]
-            r = r.adjusted(-pad, -FRAME_PAD - TITLE_H - top, pad, pad)
-            cls = classes.get(path, "")
-            title = " › ".join(path.split(".")) + (f" ({cls})" if cls else "")
-            self.frames.append((r, title))
-            self.paths.append(path)
         self.paint_data = paint
-        self._bound = QRectF()
-        for r, _ in self.frames:
-            self._bound = self._bound.united(r)
         self._font = QFont()
         self._font.setPointSizeF(8.0)
+        fm = QFontMetricsF(self._font)
+        self._ascent = fm.ascent()
+        self.frames: list[tuple[QRectF, str]] = []  # each frame and its whole title
+        self.paths: list[str] = []  # the module of each frame
+        self.titles: list[tuple[QRectF, str]] = []  # where each title is drawn, as shown
+        self._bound = QRectF()
+        for f in frames:
+            r = QRectF(f.x0, f.y0, f.x1 - f.x0, f.y1 - f.y0)
+            cls = classes.get(f.path, "")
+            room = r.width() - 16
+            text = elide_title(f.path, cls, fits_width(fm, room), cut_middle(fm, room))
+            self.frames.append((r, f.path + (f" ({cls})" if cls else "")))
+            self.paths.append(f.path)
+            self.titles.append((QRectF(r.left() + 8, r.top() + (TITLE_H - fm.height()) / 2,
+                                       fm.horizontalAdvance(text), fm.height()), text))
+            self._bound = self._bound.united(r)
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt override)
         return self._bound.adjusted(-2, -2, 2, 2)
 
     def paint(self, painter, option, widget=None) -> None:
         colors = self.paint_data.colors
-        painter.setFont(self._font)
-        for r, title in self.frames:
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(QPen(colors.subtext, 1.2, Qt.PenStyle.DashLine))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(QPen(colors.subtext, 1.2, Qt.PenStyle.DashLine))
+        for r, _title in self.frames:
             painter.drawRoundedRect(r, 8, 8)
-            painter.setPen(colors.subtext)
-            painter.drawText(QRectF(r.left() + 8, r.top() + 2, r.width() - 16, TITLE_H),
-                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
-
-
-def _nesting(paths: list[str]) -> dict[str, int]:
-    """How deep the frames nested in each frame go (0: none inside it)."""
-    inner = dict.fromkeys(paths, 0)
-    for path in sorted(paths, key=lambda p: -p.count(".")):  # the innermost first
-        parent = path.rpartition(".")[0]
-        while parent and parent not in inner:
-            parent = parent.rpartition(".")[0]
-        if parent:
-            inner[parent] = max(inner[parent], inner[path] + 1)
-    return inner
+        if option.levelOfDetailFromTransform(painter.worldTransform()) < LOD_TEXT:
+            return  # titles of a few pixels: unreadable, and room for the boxes' titles
+        painter.setFont(self._font)
+        painter.setPen(colors.subtext)
+        for r, text in self.titles:
+            painter.drawText(QPointF(r.left(), r.top() + self._ascent), text)
 
 
 class HubsItem(QGraphicsItem):
@@ -98,36 +86,51 @@ class HubsItem(QGraphicsItem):
                     fan_in.setdefault(paint.index[c], []).append(hub)
         for i, hs in fan_in.items():
             self.into.append((i, "← " + ", ".join(hs[:2]) + (f" +{len(hs) - 2}" if len(hs) > 2 else "")))
+        self._font = QFont()
+        self._font.setPointSizeF(7.5)
+        fm = QFontMetricsF(self._font)
+        self._ascent = fm.ascent()
+        # (stub start, stub end, where its text goes, the text): "→ N" under the hub,
+        # "← name" over a consumer, shortened to the box's width from there
+        self.stubs: list[tuple[QPointF, QPointF, QRectF, str]] = []
+        for i, text in self.out:
+            r = paint.rects[i]
+            x, y = r.center().x(), r.bottom()
+            self.stubs.append(self._stub(fm, QPointF(x, y), QPointF(x, y + STUB),
+                                         y + STUB - fm.ascent(), text, r.right()))
+        for i, text in self.into:
+            r = paint.rects[i]
+            x, y = r.center().x() - r.width() / 4, r.top()
+            self.stubs.append(self._stub(fm, QPointF(x, y - STUB), QPointF(x, y),
+                                         y - STUB + 9 - fm.ascent(), text, r.right()))
         self._bound = QRectF()
         for i in [i for i, _ in self.out] + [i for i, _ in self.into]:
             self._bound = self._bound.united(paint.rects[i].adjusted(-4, -STUB - 14, 4, STUB + 14))
-        self._font = QFont()
-        self._font.setPointSizeF(7.5)
+
+    @staticmethod
+    def _stub(fm: QFontMetricsF, a: QPointF, b: QPointF, top: float, text: str,
+              right: float) -> tuple[QPointF, QPointF, QRectF, str]:
+        left = a.x() + 4
+        text = fm.elidedText(text, Qt.TextElideMode.ElideRight, right - left)
+        return a, b, QRectF(left, top, fm.horizontalAdvance(text), fm.height()), text
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt override)
         return self._bound
 
     def paint(self, painter, option, widget=None) -> None:
-        if option.levelOfDetailFromTransform(painter.worldTransform()) < 0.25:
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod < 0.25:
             return
-        p = self.paint_data
-        colors = p.colors
+        colors = self.paint_data.colors
         painter.setFont(self._font)
-        pen = QPen(colors.edge, 1.2)
-        for i, text in self.out:
-            r = p.rects[i]
-            x, y = r.center().x(), r.bottom()
-            painter.setPen(pen)
-            painter.drawLine(QPointF(x, y), QPointF(x, y + STUB))
-            painter.setPen(colors.subtext)
-            painter.drawText(QPointF(x + 4, y + STUB), text)
-        for i, text in self.into:
-            r = p.rects[i]
-            x, y = r.center().x() - r.width() / 4, r.top()
-            painter.setPen(pen)
-            painter.drawLine(QPointF(x, y - STUB), QPointF(x, y))
-            painter.setPen(colors.subtext)
-            painter.drawText(QPointF(x + 4, y - STUB + 9), text)
+        painter.setPen(QPen(colors.edge, 1.2))
+        for a, b, _rect, _text in self.stubs:
+            painter.drawLine(a, b)
+        if lod < LOD_TEXT:
+            return  # zoomed out, the boxes' titles are over the stubs
+        painter.setPen(colors.subtext)
+        for _a, _b, rect, text in self.stubs:
+            painter.drawText(QPointF(rect.left(), rect.top() + self._ascent), text)
 
 
 def box_tooltip(box, note: str, kernel_of: dict, decisions=None, vs_eager: str = "") -> str:

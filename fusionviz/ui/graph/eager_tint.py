@@ -18,9 +18,9 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QLabel
 
 from fusionviz.model.errors import TraceError
+from fusionviz.model.layout.frames import TITLE_H
 from fusionviz.model.report.eager_figures import versus
 from fusionviz.model.report.eager_map import ModuleMap, ModuleTimes, graph_map
-from fusionviz.ui.graph.decor import TITLE_H
 from fusionviz.ui.graph.items import LOD_TEXT
 from fusionviz.ui.theme import EAGER_STROKES, EAGER_TINTS
 
@@ -134,6 +134,10 @@ class ModuleTint:
             self.legend.setText(_legend_text(len(self.marks)))
             self.legend.adjustSize()
         self.legend.setVisible(shown)
+        # the legend has a band of its own above the graph: it covers no node's label
+        top = self.legend.height() + 2 * LEGEND_GAP if shown else 0
+        if self.view.viewportMargins().top() != top:
+            self.view.setViewportMargins(0, top, 0, 0)
 
     def tip_at(self, pos: QPointF) -> str:
         """The tooltip of a tinted frame whose title bar is under ``pos`` ("" for none)."""
@@ -154,6 +158,9 @@ class ModuleTint:
                 + ("" if tint_of(m) else " (within 5%: not tinted)"))
 
 
+LEGEND_GAP = 4  # pixels above and below the legend, in its band over the graph
+
+
 def _legend(view) -> QLabel:
     label = QLabel(view)
     label.setTextFormat(Qt.TextFormat.RichText)
@@ -163,7 +170,7 @@ def _legend(view) -> QLabel:
                      "Hover a box, or a frame's title, for the figures.")
     label.setAutoFillBackground(True)
     label.setContentsMargins(6, 2, 6, 2)
-    label.move(8, 8)
+    label.move(8, LEGEND_GAP)
     label.hide()
     return label
 
@@ -217,28 +224,37 @@ class TintItem(QGraphicsItem):
                                     6 + grow, 6 + grow)
 
     def _badges(self, painter, lod: float) -> None:
-        """Zoomed in, ``1.34× slower`` on the bottom border of a box at the right (of a
-        frame, at the left); zoomed out, where a box is a small block, ``1.34×`` beside
-        it (a frame's: left of its bottom)."""
-        near = lod >= LOD_TEXT
-        font = QFont(self._font)
-        font.setPixelSize(max(1, round(min((11.0 if near else 9.0) / lod, 60.0))))
-        fm = QFontMetricsF(font)
+        font, pills = self.badges(lod)
         painter.setFont(font)
-        pad = fm.height() * 0.35
-        for mark in self.marks:
-            text = mark.badge if near else mark.short
-            w, h = fm.horizontalAdvance(text) + 2 * pad, fm.height() + 2
-            r = mark.rect
-            if near:
-                x = r.left() + 14 if mark.frame else r.right() - w - 4
-                pill = QRectF(x, r.bottom() - h / 2, w, h)
-            else:
-                gap = (2 if mark.frame else HALO + 4) * max(1.0, 0.6 / lod)
-                x = r.left() - w - gap if mark.frame else r.right() + gap
-                pill = QRectF(x, (r.bottom() if mark.frame else r.center().y()) - h / 2, w, h)
+        for (pill, text), mark in zip(pills, self.marks, strict=True):
+            h = pill.height()
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(EAGER_STROKES[mark.moved])
             painter.drawRoundedRect(pill, h / 2, h / 2)
             painter.setPen(QColor("white"))
             painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)
+
+    def badges(self, lod: float) -> tuple[QFont, list[tuple[QRectF, str]]]:
+        """Zoomed in, ``1.34× slower`` on the bottom border of a box at the right (of a
+        frame, at the left); zoomed out, where a box is a small block, ``1.34×`` beside
+        it (a frame's: left of its bottom). The font, and each mark's pill and text."""
+        near = lod >= LOD_TEXT
+        font = QFont(self._font)
+        font.setPixelSize(max(1, round(min((11.0 if near else 9.0) / lod, 60.0))))
+        fm = QFontMetricsF(font)
+        pad = fm.height() * 0.35
+        out = []
+        for mark in self.marks:
+            text = mark.badge if near else mark.short
+            w, h = fm.horizontalAdvance(text) + 2 * pad, fm.height() + 2
+            r = mark.rect
+            if near:  # on a box's border, but off its second line (its bottom 7 px)
+                x = r.left() + 14 if mark.frame else r.right() - w - 4
+                top = r.bottom() - (h / 2 if mark.frame else min(h / 2, 6))
+                pill = QRectF(x, top, w, h)
+            else:
+                gap = (2 if mark.frame else HALO + 4) * max(1.0, 0.6 / lod)
+                x = r.left() - w - gap if mark.frame else r.right() + gap
+                pill = QRectF(x, (r.bottom() if mark.frame else r.center().y()) - h / 2, w, h)
+            out.append((pill, text))
+        return font, out

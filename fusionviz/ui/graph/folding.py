@@ -24,6 +24,7 @@ from fusionviz.model.module_view import (
 )
 from fusionviz.model.palette import NO_KERNEL_COLOR
 from fusionviz.model.queries import kernel_of_node
+from fusionviz.model.report.formatting import plural
 from fusionviz.model.trace import Graph
 
 FIRST_VIEW = 60  # a bigger graph opens folded and collapsed to show about this many items
@@ -35,6 +36,7 @@ class Folding:
     def __init__(self) -> None:
         self._group_of: tuple = (None, {})  # a step's groups and each node's group id
         self._inside: dict[str, tuple[int, int]] = {}  # per box at the step of _group_of
+        self._final: tuple = (None, None, {})  # final groups, view, their fused_inside
         self.set_graph(None)
 
     # ---- state ----------------------------------------------------------------------
@@ -317,6 +319,20 @@ class Folding:
                     len(box.nodes), len(np.unique(gid[self._indices(box)])))
             out[key] = hit
         return out
+
+    def box_notes(self, groups, final_groups) -> dict[str, str]:
+        """Per box, what fused inside it at a step: ``28→21 nodes, 14 kernels``; with
+        none fused, ``none fused yet`` only where a later step fuses some of it."""
+        if self._final[0] is not final_groups or self._final[1] is not self.view:
+            self._final = (final_groups, self.view, self.fused_inside(final_groups))
+        final = self._final[2]
+        notes = {}
+        for key, (n, now) in self.fused_inside(groups).items():
+            kernels = self.kernel_count(self.view.boxes[key])
+            notes[key] = (f"{n}→{now} nodes, {plural(kernels, 'kernel')}" if now < n
+                          else f"{n} nodes, none fused yet" if final[key][1] < n
+                          else f"{plural(n, 'node')}, {plural(kernels, 'kernel')}")
+        return notes
 
     def frames(self) -> list[tuple[str, list[str]]]:
         """Opened modules and the visible nodes inside each (for titled frames)."""

@@ -17,7 +17,8 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from fusionviz.model.names import main_ops
-from fusionviz.ui.graph.paint import STRIPE, GraphPaint
+from fusionviz.model.report.elide import elide_path
+from fusionviz.ui.graph.paint import MAX_LABEL, STRIPE, GraphPaint, cut_middle, fits_width
 from fusionviz.ui.theme import GraphColors, qcolor, tint
 
 LOD_TEXT = 0.45  # below this zoom, nodes are plain colored boxes
@@ -110,15 +111,16 @@ class EdgeTileItem(_TileItem):
 
     def _paint_counts(self, painter) -> None:
         """``×N`` on an edge that stands for N (between collapsed modules)."""
-        p = self.paint_data
-        painter.setPen(p.colors.subtext)
-        for e in self.edge_ids:
-            if p.edge_count[e] > 1 and len(p.edge_paths[e]) > 1:
-                path = p.edge_paths[e]
-                mid = (path[len(path) // 2 - 1] + path[len(path) // 2]) / 2 if len(path) > 2 \
-                    else (path[0] + path[-1]) / 2
-                painter.drawText(QPointF(float(mid[0]) + 4, float(mid[1]) + 4),
-                                 f"×{p.edge_count[e]}")
+        painter.setPen(self.paint_data.colors.subtext)
+        painter.setFont(QFont())
+        ascent = QFontMetricsF(QFont()).ascent()
+        for rect, text in self.text_rects():
+            painter.drawText(QPointF(rect.left(), rect.top() + ascent), text)
+
+    def text_rects(self) -> list[tuple[QRectF, str]]:
+        """Where the ``×N`` of this tile's edges go (``GraphPaint.place_counts``)."""
+        counts = self.paint_data.count_labels
+        return [counts[e] for e in self.edge_ids if e in counts]
 
 
 class RegionTileItem(_TileItem):
@@ -200,6 +202,7 @@ class NodeTileItem(_TileItem):
         self._bold = QFont(self._font)
         self._bold.setBold(True)
         self._fm = QFontMetricsF(self._font)
+        self._bold_fm = QFontMetricsF(self._bold)
         self._ids = np.asarray(nodes, np.intp)
         self._memo: dict[tuple[bytes, bytes], tuple[dict[str, list[QRectF]], list[QRectF]]] = {}
 
@@ -246,30 +249,63 @@ class NodeTileItem(_TileItem):
     def _paint_box_titles(self, painter, lod: float) -> None:
         """Zoomed out, a module box still says what it is, at a readable size; in a
         small view (a first view of a big model) every node does, by its module."""
-        p = self.paint_data
-        few = len(p.names) <= FEW_NODES
-        ids = [i for i in self.node_ids if i in p.boxes or few]
-        if not ids or lod <= 0:
+        font, titles = self._box_titles(lod)
+        if not titles:
             return
-        font = QFont(self._bold)
-        font.setPointSizeF(min(8.0 / lod, 60.0))
+        p = self.paint_data
         painter.setFont(font)
-        fm = QFontMetricsF(font)
-        for i in ids:
-            rect = p.rects[i]
+        ascent = QFontMetricsF(font).ascent()
+        for i, rect, text in titles:
             if i in p.boxes:
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.setPen(QPen(p.colors.node_border, 2.5 / lod))
-                painter.drawRect(rect)
-                text = p.boxes[i][0].title
-            else:
-                node = p.nodes[i]
-                ops = main_ops(node, 1) if node else ()
-                text = (node.module.rsplit(".", 2)[-1] if node and node.module
-                        else ops[0] if ops else p.names[i])
-                text = fm.elidedText(text, Qt.TextElideMode.ElideLeft, rect.width())
+                painter.drawRect(p.rects[i])
             painter.setPen(p.colors.text)
-            painter.drawText(QPointF(rect.left(), rect.top() - 4 / lod), text)
+            painter.drawText(QPointF(rect.left(), rect.top() + ascent), text)
+
+    def _box_titles(self, lod: float) -> tuple[QFont, list[tuple[int, QRectF, str]]]:
+        """The zoomed-out titles: (node, where the text goes, the text), shortened to
+        the box's width: a module path by whole segments, an op or a name at its end."""
+        p = self.paint_data
+        few = len(p.names) <= FEW_NODES
+        ids = [i for i in self.node_ids if i in p.boxes or few]
+        font = QFont(self._bold)
+        if not ids or lod <= 0:
+            return font, []
+        font.setPointSizeF(min(8.0 / lod, 60.0))
+        fm = QFontMetricsF(font)
+        rooms = p.title_room(few)
+        out = []
+        for i in ids:
+            rect, room = p.rects[i], float(rooms[i])  # to the next title in its layer
+            room = max(rect.width(), room if room < np.inf else rect.width() * 3)
+            node = p.nodes[i]
+            if i in p.boxes or (node is not None and node.module):
+                path = p.boxes[i][0].title if i in p.boxes else node.module
+                text = elide_path(path[:MAX_LABEL], fits_width(fm, room),
+                                  cut_middle(fm, room))
+            else:
+                ops = main_ops(node, 1) if node else ()
+                text = fm.elidedText((ops[0] if ops else p.names[i])[:MAX_LABEL],
+                                     Qt.TextElideMode.ElideRight, room)
+            if text.strip("…"):
+                out.append((i, QRectF(rect.left(), rect.top() - 4 / lod - fm.ascent(),
+                                      fm.horizontalAdvance(text), fm.height()), text))
+        return font, out
+
+    def text_rects(self, lod: float) -> list[tuple[QRectF, str]]:
+        """Where this tile paints text at zoom ``lod``, and the text: node labels zoomed
+        in, box titles zoomed out (what the paint methods draw, for checks)."""
+        if lod < LOD_TEXT:
+            return [(rect, text) for _i, rect, text in self._box_titles(lod)[1]]
+        p, out = self.paint_data, []
+        for i in self.node_ids:
+            for (_font, _pen, line, dy), fm in zip(self._lines(), (self._bold_fm, self._fm),
+                                                   strict=True):
+                text = p.label(i, self._fm, self._bold_fm)[line].text()
+                out.append((QRectF(p.rects[i].left() + STRIPE + 8, p.rects[i].top() + dy,
+                                   fm.horizontalAdvance(text), fm.height()), text))
+        return out
 
     def _paint_detailed(self, painter, ids: list[int]) -> None:
         p, colors = self.paint_data, self.paint_data.colors
@@ -287,16 +323,21 @@ class NodeTileItem(_TileItem):
                 painter.fillRect(stripe, qcolor(p.kernel_color[i]))
         self._paint_labels(painter, ids)
 
+    def _lines(self):
+        """(font, pen, which label line, its top below the box's) of the two lines."""
+        colors = self.paint_data.colors
+        return ((self._bold, colors.text, 0, 5), (self._font, colors.subtext, 1, 24))
+
     def _paint_labels(self, painter, ids: list[int]) -> None:
-        p, colors = self.paint_data, self.paint_data.colors
+        p = self.paint_data
         left = STRIPE + 8
-        for font, pen, line, dy in ((self._bold, colors.text, 0, 5), (self._font, colors.subtext, 1, 24)):
+        for font, pen, line, dy in self._lines():
             painter.setFont(font)
             painter.setPen(pen)
             for i in ids:
                 rect = p.rects[i]
                 painter.drawStaticText(QPointF(rect.left() + left, rect.top() + dy),
-                                       p.label(i, self._fm)[line])
+                                       p.label(i, self._fm, self._bold_fm)[line])
 
 
 def _paint_box(painter, rect: QRectF, stripe: QRectF, kernel_colors: list[str],

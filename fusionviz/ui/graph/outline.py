@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from fusionviz.model.report.eager_map import ModuleMap
-from fusionviz.ui.desktop import add_row_copy
+from fusionviz.ui.desktop import ColumnFit, add_row_copy
 from fusionviz.ui.graph.eager_tint import tint_of
 from fusionviz.ui.plain import tip
 from fusionviz.ui.theme import EAGER_TINTS
@@ -32,10 +32,11 @@ class ModuleOutline(QTreeWidget):
                                         "module (ms per call; > 0: slower under compile), "
                                         "where the trace timed your program eagerly")
         self.setUniformRowHeights(True)
+        # every column as wide as its texts, the module names whole (a stretched first
+        # column was squeezed to "…"); in a narrow dock the columns that fit whole
         self.header().setStretchLastSection(False)
-        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in (1, 2, 3):
-            self.header().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.columns = ColumnFit(self)
         self.items: dict[str, QTreeWidgetItem] = {}
         self._tree = None
         view.sig_folding_changed.connect(self.refresh)

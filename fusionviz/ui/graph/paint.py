@@ -13,10 +13,12 @@ from html import escape
 import numpy as np
 from pyqtgraph.functions import arrayToQPath
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QFontMetricsF, QPainterPath, QStaticText
+from PySide6.QtGui import QFont, QFontMetricsF, QPainterPath, QStaticText
 
 from fusionviz.model.names import SEP, main_ops
 from fusionviz.model.palette import NO_KERNEL_COLOR
+from fusionviz.model.report.elide import elide_items, elide_path, elide_title
+from fusionviz.model.report.formatting import digits, plural
 from fusionviz.ui.theme import GraphColors, graph_colors
 
 STRIPE = 6.0  # width of the kernel-color stripe on a node's left edge
@@ -71,6 +73,8 @@ class GraphPaint:
         self.color_idx = self.kernel_color_idx.copy()
         self.colors: GraphColors = graph_colors(False)
         self._labels: dict[int, tuple[QStaticText, QStaticText]] = {}
+        self._counts: dict[int, tuple[QRectF, str]] | None = None
+        self._room: tuple[bool, np.ndarray] | None = None
 
     @cached_property
     def padded(self) -> list[QRectF]:
@@ -78,6 +82,21 @@ class GraphPaint:
         px, py = REGION_PAD_X, REGION_PAD_Y
         w, h = self.w + 2 * px, self.h + 2 * py
         return [QRectF(r.x() - px, r.y() - py, w, h) for r in self.rects]
+
+    def title_room(self, every: bool) -> np.ndarray:
+        """How wide the zoomed-out title over each node may be: to the next node right
+        of it in its layer that has one too (a box; with ``every``, any node)."""
+        if self._room is None or self._room[0] != every:
+            titled = np.full(len(self.names), every)
+            titled[list(self.boxes)] = True
+            ids = np.flatnonzero(titled)
+            ids = ids[np.lexsort((self.x[ids], self.y[ids]))]
+            room = np.full(len(self.names), np.inf)
+            same_row = self.y[ids][1:] == self.y[ids][:-1]
+            gaps = np.diff(self.x[ids])[same_row] - self.h_gap / 2
+            room[ids[:-1][same_row]] = gaps
+            self._room = (every, room)
+        return self._room[1]
 
     def step_style(self, groups, changed) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per-node arrays for a step: (group key, in multi-node group, changed, color index).
@@ -127,30 +146,73 @@ class GraphPaint:
         found = np.flatnonzero(hit)
         return int(found[0]) if len(found) else -1
 
-    def label(self, i: int, fm: QFontMetricsF) -> tuple[QStaticText, QStaticText]:
-        """The node's two text lines, elided to the box, as reusable static texts."""
-        if i not in self._labels and i in self.boxes:
-            box, _colors = self.boxes[i]
-            width = self.w - STRIPE - 12
-            title = box.title + (f" ({box.module_class})" if box.module_class else "")
-            sub = self.box_note.get(i) or f"{len(box.nodes)} nodes"
-            self._labels[i] = tuple(
-                _static(fm.elidedText(t, Qt.TextElideMode.ElideRight, width)) for t in (title, sub))
+    def label(self, i: int, fm: QFontMetricsF,
+              title_fm: QFontMetricsF | None = None) -> tuple[QStaticText, QStaticText]:
+        """The node's two text lines, shortened to the box, as reusable static texts:
+        module paths by whole segments (``transformer.….3.attn``), op lists by whole
+        ops (``var_mean, add, …``). ``title_fm``: the first line's font (bold)."""
         if i not in self._labels:
-            node, name = self.nodes[i], self.names[i][:MAX_LABEL]  # eliding 100 MB hangs
-            kind = ", ".join(main_ops(node, 3)) if node else ""
-            sub = (f"{self.category[i]} · {kind}" if kind else self.category[i])[:MAX_LABEL]
+            tf = title_fm or fm
             width = self.w - STRIPE - 12
-            title = name
-            if node is not None and node.module:  # op42 · …h.1.ln_1: the name stays whole
-                room = width - fm.horizontalAdvance(name + SEP)
-                module = fm.elidedText(node.module[-MAX_LABEL:], Qt.TextElideMode.ElideLeft, room)
-                if room > 0 and module.strip("…"):
-                    title = name + SEP + module
-            self._labels[i] = (
-                _static(fm.elidedText(title, Qt.TextElideMode.ElideRight, width)),
-                _static(fm.elidedText(sub, Qt.TextElideMode.ElideRight, width)))
+            title, sub = self._title(i, tf, width), self._sub(i, fm, width)
+            right = Qt.TextElideMode.ElideRight
+            self._labels[i] = (_static(tf.elidedText(title, right, width)),
+                               _static(fm.elidedText(sub, right, width)))
         return self._labels[i]
+
+    def _title(self, i: int, fm: QFontMetricsF, width: float) -> str:
+        if i in self.boxes:
+            box, _colors = self.boxes[i]
+            return elide_title(box.title[:MAX_LABEL], box.module_class[:MAX_LABEL],
+                               fits_width(fm, width), cut_middle(fm, width))
+        node, name = self.nodes[i], self.names[i][:MAX_LABEL]  # eliding 100 MB hangs
+        if node is None or not node.module:
+            return name
+        room = width - fm.horizontalAdvance(name + SEP)  # op42 · h.….ln_1: the name whole
+        module = elide_path(node.module[:MAX_LABEL], fits_width(fm, room), lambda _s: "")
+        return name + SEP + module if module else name
+
+    def _sub(self, i: int, fm: QFontMetricsF, width: float) -> str:
+        if i in self.boxes:
+            return self.box_note.get(i) or plural(len(self.boxes[i][0].nodes), "node")
+        node, category = self.nodes[i], self.category[i]
+        ops = [o[:MAX_LABEL] for o in main_ops(node, 3)] if node else []
+        head = f"{category} · "
+        kind = elide_items(ops, fits_width(fm, width - fm.horizontalAdvance(head)))
+        return head + (kind or ", ".join(ops)) if ops else category  # one long op: cut
+
+    @property
+    def count_labels(self) -> dict[int, tuple[QRectF, str]]:
+        """Edge → where its ``×N`` goes and the text, for edges standing for N > 1."""
+        if self._counts is None:
+            self.place_counts([])
+        return self._counts
+
+    def place_counts(self, avoid: list[QRectF]) -> None:
+        """Put each ``×N`` at the first point along its edge, from the middle out, where
+        it covers no node, no rect of ``avoid`` (frame titles, stub labels) and no
+        ``×N`` placed before; an edge with no such point goes without."""
+        fm = QFontMetricsF(QFont())
+        taken, self._counts = _Grid(), {}
+        for rect in avoid:
+            taken.add(rect)
+        for e, n in enumerate(self.edge_count):
+            path = self.edge_paths[e]
+            if n < 2 or len(path) < 2:
+                continue
+            text = f"×{n}"
+            w, h = fm.horizontalAdvance(text), fm.height()
+            for x, y in _along(path, (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8)):
+                rect = QRectF(x + 4, y + 4 - fm.ascent(), w, h)
+                if not (self._covers_node(rect) or taken.hits(rect)):
+                    self._counts[e] = (rect, text)
+                    taken.add(rect)
+                    break
+
+    def _covers_node(self, rect: QRectF) -> bool:
+        cx, cy = rect.center().x(), rect.center().y()
+        return bool(np.any((np.abs(self.x - cx) < (self.w + rect.width()) / 2)
+                           & (np.abs(self.y - cy) < (self.h + rect.height()) / 2)))
 
     def polylines(self, edge_ids) -> QPainterPath:
         """One path holding the routed polylines of ``edge_ids`` (built in one go)."""
@@ -178,10 +240,49 @@ class GraphPaint:
         return arrayToQPath(pts[:, 0], pts[:, 1], connect=connect, finiteCheck=False)
 
 
+def fits_width(fm: QFontMetricsF, width: float):
+    """A ``fits`` test for ``model.report.elide``: the text is at most ``width`` wide."""
+    return lambda text: fm.horizontalAdvance(text) <= width
+
+
+def cut_middle(fm: QFontMetricsF, width: float):
+    """A ``cut`` for ``model.report.elide``: one segment cut in its middle to ``width``."""
+    return lambda text: fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)
+
+
 def _static(text: str) -> QStaticText:
     st = QStaticText(text)
     st.setTextFormat(Qt.TextFormat.PlainText)
     return st
+
+
+class _Grid:
+    """Rects filed by the 100×100 cells they touch: which ones a new rect meets."""
+
+    CELL = 100.0
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[int, int], list[QRectF]] = {}
+
+    def _keys(self, r: QRectF):
+        c = self.CELL
+        return ((i, j) for i in range(int(r.left() // c), int(r.right() // c) + 1)
+                for j in range(int(r.top() // c), int(r.bottom() // c) + 1))
+
+    def add(self, r: QRectF) -> None:
+        for key in self._keys(r):
+            self.cells.setdefault(key, []).append(r)
+
+    def hits(self, r: QRectF) -> bool:
+        return any(r.intersects(o) for key in self._keys(r) for o in self.cells.get(key, ()))
+
+
+def _along(path: np.ndarray, fractions) -> list[tuple[float, float]]:
+    """The points at ``fractions`` of a polyline's length."""
+    steps = np.hypot(*np.diff(path, axis=0).T)
+    ends = np.concatenate(([0.0], np.cumsum(steps)))
+    xs, ys = (np.interp(np.asarray(fractions) * ends[-1], ends, path[:, k]) for k in (0, 1))
+    return list(zip(xs.tolist(), ys.tolist(), strict=True))
 
 
 def _path_bounds(paths: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -217,7 +318,8 @@ def node_tooltip(paint: GraphPaint, i: int, kernel_of: dict, group_of) -> str:
     lines = [f"<b>{escape(name)}</b> — {escape(paint.category[i])}"]
     if node is not None:
         lines.append(escape(node.type))
-        size = f"numel {node.numel}" + (f" × rnumel {node.rnumel}" if node.rnumel else "")
+        size = f"numel {digits(node.numel)}" + (f" × rnumel {digits(node.rnumel)}"
+                                                 if node.rnumel else "")
         lines.append(escape(size))  # numel and rnumel are the trace's strings
         if node.ops:
             lines.append("ops: " + escape(", ".join(node.ops)))

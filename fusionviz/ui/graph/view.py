@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToo
 
 from fusionviz.model.errors import TraceError
 from fusionviz.model.gc_pause import gc_paused
+from fusionviz.model.layout.frames import frame_layout
 from fusionviz.model.layout.sugiyama import layout
 from fusionviz.model.palette import NO_KERNEL_COLOR, kernel_colors
 from fusionviz.model.queries import kernel_of_node, node_index
@@ -135,13 +136,14 @@ class GraphView(ModuleCommands, QGraphicsView):
         self.minimap.set_paint(self.paint_data)
 
     def _build(self, graph) -> None:
-        lay = self._layout_of(graph)
+        folding = self.folding
+        # room between layers for the titles of opened modules' frames
+        lay, frames = frame_layout(self._layout_of(graph), folding.frames())
         if self._kernels_of is not graph:  # once per graph, not per fold
             self.kernel_of, self._colors = kernel_of_node(graph), kernel_colors(graph.kernels)
             self._nodes = node_index(graph)
             self._kernels_of = graph
         colors = self._colors
-        folding = self.folding
         box_colors = folding.box_colors(colors)
         by_node = [box_colors[n][0] if n in box_colors else
                    colors.get(self.kernel_of[n].name, NO_KERNEL_COLOR)
@@ -157,7 +159,6 @@ class GraphView(ModuleCommands, QGraphicsView):
             for item in layer:
                 if item is not None:
                     scene.addItem(item)
-        frames = folding.frames()
         frames_item = FramesItem(paint, frames, folding.tree.module_class) if frames else None
         if frames_item is not None:
             scene.addItem(frames_item)
@@ -165,11 +166,16 @@ class GraphView(ModuleCommands, QGraphicsView):
         if folding.hubs:
             self._hubs_item = HubsItem(paint, folding.hubs)
             scene.addItem(self._hubs_item)
+        texts = [r for r, _ in (frames_item.titles if frames_item else ())]
+        texts += [r for *_, r, _ in (self._hubs_item.stubs if self._hubs_item else ())]
+        paint.place_counts(texts)  # the ×N of edges: where no other text is
         self._overlay = OverlayItem(paint)
         scene.addItem(self._overlay)
         margin = 60.0
-        scene.setSceneRect(QRectF(-margin, -margin, float(lay.width) + 2 * margin,
-                                  float(lay.height) + 2 * margin))
+        area = QRectF(0, 0, float(lay.width), float(lay.height))
+        if frames_item is not None:
+            area = area.united(frames_item.boundingRect())
+        scene.setSceneRect(area.adjusted(-margin, -margin, margin, margin))
         self._on_step_changed(self.state.step)
 
     def prepare_step(self, k: int) -> None:
@@ -179,7 +185,7 @@ class GraphView(ModuleCommands, QGraphicsView):
             step = steps[k]
             groups, changed = self.folding.map_step(step.groups, step.changed)
             self._styles[k] = (self.paint_data.step_style(groups, changed),
-                               self.folding.fused_inside(step.groups))
+                               self.folding.box_notes(step.groups, steps[-1].groups))
 
     def _on_step_changed(self, step: int) -> None:
         paint, steps = self.paint_data, self.state.steps
@@ -187,16 +193,14 @@ class GraphView(ModuleCommands, QGraphicsView):
             return
         k = max(0, min(step, len(steps) - 1))  # the step shown (see ViewState.current_step)
         self.prepare_step(k)
-        style, inside = self._styles[k]
+        style, notes = self._styles[k]
         touched = paint.apply_style(style)
-        if inside:  # a box's second line says what fused inside it at this step
+        if notes:  # a box's second line says what fused inside it at this step
             ids = []
-            for key, (n, groups) in inside.items():
+            for key, note in notes.items():
                 i = paint.index.get(key)
                 if i is not None:
-                    kernels = self.folding.kernel_count(paint.boxes[i][0])
-                    paint.set_box_note(i, f"{n}→{groups} nodes, {kernels} kernels"
-                                       if groups < n else f"{n} nodes, none fused yet")
+                    paint.set_box_note(i, note)
                     ids.append(i)
             touched = np.union1d(touched, np.asarray(ids, np.intp))
         for t in self._tile_index.tiles_of(touched):

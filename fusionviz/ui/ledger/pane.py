@@ -26,8 +26,13 @@ from PySide6.QtWidgets import (
 
 from fusionviz.model.errors import TraceError
 from fusionviz.model.names import Names
-from fusionviz.model.report.formatting import cell
-from fusionviz.model.report.ledger_table import filter_rows, ledger_rows
+from fusionviz.model.report.ledger_table import (
+    MS_COLUMNS,
+    filter_rows,
+    ledger_cell,
+    ledger_rows,
+    ledger_tip,
+)
 from fusionviz.model.report.reorder_table import reorder_rows, reorder_summary
 from fusionviz.ui.desktop import add_row_copy
 from fusionviz.ui.ledger.static_cells import StaticTextDelegate
@@ -43,7 +48,8 @@ _ROOT = QModelIndex()
 _MAX_COLUMN = 320
 _DISPLAY, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole
 _ALIGNMENT, _FOREGROUND = Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ForegroundRole
-_ROLES = frozenset({_DISPLAY, _TOOLTIP, _ALIGNMENT, _FOREGROUND})
+SORT = Qt.ItemDataRole.UserRole  # the raw value: bytes and times sort as numbers
+_ROLES = frozenset({_DISPLAY, _TOOLTIP, _ALIGNMENT, _FOREGROUND, SORT})
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 OUTCOME_FILTERS = ("all", "fused", "rejected", "benchmark_slower", "spill", "cycle", "stale")
 
@@ -117,9 +123,11 @@ class LedgerModel(QAbstractTableModel):
         column = self.columns[index.column()]
         value = self.rows[index.row()].get(column)
         if role == _DISPLAY:
-            return cell(value)
+            return ledger_cell(column, value)
         if role == _TOOLTIP:  # names and reasons may hold tags: shown as text
-            return tip(cell(value))
+            return tip(ledger_tip(column, value))
+        if role == SORT:
+            return value
         if role == _ALIGNMENT:
             return _RIGHT if isinstance(value, (int, float)) else None
         return outcome_color(value) if column == "outcome" else None
@@ -130,11 +138,15 @@ class LedgerModel(QAbstractTableModel):
         key = self.columns[column]
         value = record.get(key)
         color = outcome_color(value) if key == "outcome" else None
-        return record, cell(value), isinstance(value, (int, float)), color
+        return record, ledger_cell(key, value), isinstance(value, (int, float)), color
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return header_text(self.columns[section])
+        if role == _TOOLTIP:  # a score field's name comes from the trace: shown as text
+            return tip(header_tip(self.columns[section]))
         return None
 
 
@@ -144,6 +156,20 @@ _HEADERS = {"a_is": "a: ops · module", "b_is": "b: ops · module"}
 def header_text(key: str) -> str:
     """``score_memory_score`` → ``memory score``; ``ms_a`` → ``ms a``."""
     return _HEADERS.get(key) or key.removeprefix("score_").replace("_", " ")
+
+
+def header_tip(key: str) -> str:
+    """What a column holds, with its unit where it has one."""
+    if key == "score_memory_score":
+        return ("memory score: the bytes the pair's common buffers move, Inductor's first "
+                "ranking key (for a mix-order reduction, a count of elements)")
+    if key == "bytes_saved":
+        return "bytes saved: the memory traffic fusing the pair removes"
+    if key in MS_COLUMNS:
+        return f"{header_text(key)}: benchmark-fusion time in ms"
+    if key == "speedup":
+        return "speedup: (ms a + ms b) / ms fused"
+    return header_text(key)
 
 
 class LedgerPane(QWidget):
@@ -239,10 +265,10 @@ class LedgerPane(QWidget):
             fused, scans = self._rows_cache[id(rnd)][2]
             bad = self._unreadable.get(id(rnd))
             text = (f"<b>round {rnd.index}</b>: its ledger cannot be read: {escape(bad)}"
-                    if bad else f"<b>round {rnd.index}</b>: {len(rnd.candidates)} candidates "
-                    f"in score order, {fused} fused")
+                    if bad else f"<b>round {rnd.index}</b>: {len(rnd.candidates):,} "
+                    f"candidates in score order, {fused:,} fused")
             if scans:
-                text += f"; {scans} rejected while collecting candidates"
+                text += f"; {scans:,} rejected while collecting candidates"
             self.title.setText(text)
         self.title.setToolTip(self.title.text())  # the whole line where the pane cuts it
         self._apply_filter()
