@@ -85,6 +85,35 @@ class Node:
     module: str = ""  # the deepest module path common to its origins ("" = root/none)
     module_class: str = ""  # that module's class name, when an origin's stack names it
     collective: Collective | None = None  # for category "collective"
+    # for category "extern": the op, tensors and arguments of the call (None in traces
+    # recorded before fusionviz recorded them, and for wrapper-only nodes: MultiOutput)
+    extern_call: ExternCall | None = None
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor an extern call reads or writes, as Inductor laid it out at compile time."""
+
+    name: str = ""  # the argument's name in the op's schema (self, mat1, weight, query)
+    dtype: str = ""  # float32, bfloat16, float16, float8_e4m3fn, int64, ...
+    # sizes and strides in elements; a symbolic size holds the value this compile was
+    # made for (its hint); () when some value has none (unbacked)
+    size: tuple[int, ...] = ()
+    stride: tuple[int, ...] = ()
+    size_expr: tuple[str, ...] = ()  # the sizes as expressions, when any is symbolic
+
+
+@dataclass(frozen=True)
+class ExternCall:
+    """What an extern (library) call computes: its aten op, tensors and other arguments."""
+
+    op: str = ""  # aten.mm, aten.addmm, aten.convolution, aten._scaled_dot_product_...
+    inputs: tuple[TensorSpec, ...] = ()  # tensor arguments, in the op's order
+    outputs: tuple[TensorSpec, ...] = ()
+    # the other arguments by their schema names (stride, padding, dilation, groups,
+    # transposed, is_causal, scale, alpha, beta, ...), as JSON values
+    args: dict = field(default_factory=dict)
+    note: str = ""  # what could not be read, and why
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ SPILLS = ("", "first", "second", "fused")
 # their own below and are not repeated here.
 AMOUNTS = {
     t.Access: ("bytes",), t.Origin: ("line",), t.Edge: ("bytes",),
-    t.Collective: ("group_size", "bytes"),
+    t.Collective: ("group_size", "bytes"), t.TensorSpec: ("size", "stride"),
     t.Kernel: ("n_regs", "n_spills", "shared", "calls", "ms_spread", "start_ms", "end_ms",
                "launches"),
     t.Timing: ("repeats", "compiled_spread", "eager_spread", "compiled_wall_spread",
@@ -111,6 +111,9 @@ def graph_problems(graph: Graph) -> Problems:
         + [x for e in graph.edges for x in _amounts(e, f"edge {e.src} → {e.dst}")]
         + [x for n in graph.nodes if n.collective is not None
            for x in _amounts(n.collective, f"{n.name} collective")]
+        + [x for n in graph.nodes if n.extern_call is not None
+           for s in (*n.extern_call.inputs, *n.extern_call.outputs)
+           for x in _amounts(s, f"{n.name} {s.name}")]
         + [x for b in (*graph.break_reasons, *filter(None, [graph.resumed_after]))
            for x in _amounts(b, "graph break")]
         + [x for r in graph.reorders for x in _amounts(r, f"reorder {r.name}")])

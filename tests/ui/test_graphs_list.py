@@ -20,8 +20,8 @@ def test_profiled_gpu_times_are_labelled_device_times_with_their_samples(qtbot):
     forward, t = widget.topLevelItem(0), trace.graphs[0].timing
     assert forward.text(6) == f"{t.compiled_ms:.3f}" and forward.text(7) == f"{t.eager_ms:.3f}"
     assert "device time per call (CUDA profiler), median of 5" in forward.toolTip(6)
-    assert forward.toolTip(7).startswith(f"eager {t.eager_ms:.3f} ms")
-    assert forward.toolTip(7).endswith("of Dynamo graph, eager forward")
+    assert f">eager {t.eager_ms:.3f} ms" in forward.toolTip(7)
+    assert "of your program, eager forward" in forward.toolTip(7)
     launches = sum(k.calls for k in trace.graphs[0].kernels)
     assert launches > 12 * len(trace.graphs[0].kernels) // 10  # per-layer kernels
     assert f"80 kernels launched {launches} times per call" in forward.toolTip(3)

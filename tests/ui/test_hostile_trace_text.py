@@ -459,7 +459,9 @@ def test_a_tooltip_shows_its_text_literally_newlines_and_spaces_kept():
     ("gpu_bert_fp16_infer.json.gz", (MODULES, ("timeline bar tooltip",),
                                      ("EagerPane", "ToolTipRole"), ("QLabel<EagerPane", ".text"))),
     # collectives, and Inductor's passes that reordered the nodes after fusion (steps)
-    ("ranks/cpu_comm_overlap/rank0.json.gz", (("QLabel<FusionStepper", ".text"),))])
+    ("ranks/cpu_comm_overlap/rank0.json.gz", (("QLabel<FusionStepper", ".text"),)),
+    # extern calls' ops, tensors and notes (the kernel facts)
+    ("cpu_extern_ops.json.gz", ())])
 def test_every_text_of_a_hostile_trace_reaches_qt_as_text(window, qtbot, tmp_path, monkeypatch,
                                                           closes_dialogs, name, also):
     path = save_hostile(name, tmp_path)

@@ -71,7 +71,7 @@ def test_selecting_a_kernel_shows_its_exact_source_facts_and_color(pane):
     assert "cpp_fused_add_relu_0" in view.title.text()
     facts = facts_text(pane)
     for expected in ("kind cpp", "est. bytes 1.9 MiB", "wall time 0.5 ms per graph call",
-                     "bandwidth 4.0 GB/s", "nodes (2) op0, op1"):
+                     "bandwidth 4 GB/s", "nodes (2) op0, op1"):
         assert expected in facts
     assert kernel_colors((CPP_KERNEL, MM_KERNEL))["cpp_fused_add_relu_0"] in view.swatch.styleSheet()
     assert pane.combos[0].currentText() == "cpp_fused_add_relu_0"
@@ -89,8 +89,9 @@ def test_a_profiled_gpu_kernel_shows_device_time_launches_and_the_share_of_peak(
     qtbot.addWidget(widget)
     state.select_kernel("triton_poi_fused_0")
     facts = facts_text(widget)
-    assert "device time 0.5 ms per graph call, 2 launches of 0.25 ms (a launch: 0.24-0.26)" in facts
-    assert "bandwidth 8.0 GB/s (0% of peak 3350)" in facts  # one launch's bytes and time
+    assert ("device time 0.5 ms per graph call  ·  launches 2 × 0.25 ms  ·  one launch "
+            "0.24–0.26 ms") in facts
+    assert "bandwidth 8 GB/s (0% of peak 3,350 GB/s)" in facts  # one launch's bytes, time
 
 
 def test_choosing_in_the_selector_writes_the_kernel_to_the_state(pane, qtbot):

@@ -6,6 +6,7 @@ import functools
 import os
 import re
 
+from fusionviz.model.capture.extern_calls import extern_call
 from fusionviz.model.trace import Access, Collective, Edge, Group, Node, Origin
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)[^\n]*\n(?P<code>[^\n]*)')
@@ -257,6 +258,7 @@ def node_record(snode, scheduler) -> Node:
         module=module,
         module_class=module_class,
         collective=collective_record(snode, reads) if cat == "collective" else None,
+        extern_call=extern_call(snode) if cat == "extern" else None,
     )
 
 

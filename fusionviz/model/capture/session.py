@@ -25,6 +25,7 @@ from fusionviz.model.capture.baseline import (
     wrap_compiled,
 )
 from fusionviz.model.capture.dynamo_reasons import DynamoReasons
+from fusionviz.model.capture.extern_calls import matmul_settings
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
 from fusionviz.model.capture.replay_source import replay_source
@@ -167,10 +168,22 @@ class Recorder:
                              f"{type(e).__name__}: {e}")[:500]
         if not self.config:
             self.config = {**_config_snapshot(), **self.requested}
+        self.guarded(self._note_matmul_settings)
         self.graphs.append(g)
         self.current = g
         self.progress("graph_start", graph=g.index, compile_id=g.compile_id, kind=kind)
         return g
+
+    def _note_matmul_settings(self) -> None:
+        """How fp32 matmuls run (TF32 or not) as this graph compiles, in ``env``: the
+        script sets them after the recorder starts; a change between graphs is said."""
+        settings = matmul_settings()
+        changed = [f"{k} {self.env[k]} -> {v}" for k, v in settings.items()
+                   if k in self.env and self.env[k] != v]
+        if changed:
+            self.warnings.append("the fp32 matmul settings changed between compiled graphs "
+                                 f"({', '.join(changed)}); env holds the latest")
+        self.env.update(settings)
 
     def graph_failed(self, g: GraphRecord, graph_lowering) -> None:
         g.warnings.append("Inductor raised while compiling this graph; it has no kernels")

@@ -17,6 +17,7 @@ from fusionviz.model.comms.reorders import comm_names, moves, overlaps
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_headline
 from fusionviz.model.report.eager_json import eager_json
+from fusionviz.model.report.extern_facts import facts_json
 from fusionviz.model.report.formatting import group, ms, number
 from fusionviz.model.report.graph_reasons import why_short
 from fusionviz.model.report.kernel_table import kernel_rows
@@ -55,7 +56,7 @@ def query_document(trace: Trace, path: str, *, sections=SECTIONS,
     doc = {"schema": QUERY_SCHEMA, **trace_header(trace, path),
            "graphs": [graph_row(g) for g in graphs], "eager": eager_json(trace)}
     if "kernels" in sections:
-        doc["kernels"] = [row for g in graphs for row in kernel_json(g)]
+        doc["kernels"] = [row for g in graphs for row in kernel_json(g, trace.env)]
     if "rounds" in sections:
         doc["rounds"] = [round_json(g, r) for g in graphs for r in g.rounds]
     if "ledger" in sections:
@@ -141,9 +142,10 @@ def reorder_json(g: Graph) -> list[dict]:
     } for r in g.reorders]
 
 
-def kernel_json(g: Graph) -> list[dict]:
+def kernel_json(g: Graph, env: dict | None = None) -> list[dict]:
     """The kernel table's rows of ``g`` (times as recorded: device ms per graph call on
-    the GPU), with the backend and every member node by raw and readable name."""
+    the GPU), with the backend, every member node by raw and readable name, and an
+    extern kernel's facts (``extern_facts``; ``env``: the trace's; null for others)."""
     names = Names(g)
     return [{
         "graph": g.index,
@@ -160,7 +162,8 @@ def kernel_json(g: Graph) -> list[dict]:
         "about": row["module"],
         "nodes": list(k.nodes),
         "node_labels": [names.label(n) for n in k.nodes],
-    } for k, row in zip(g.kernels, kernel_rows(g), strict=True)]
+        "extern": facts_json(row["facts"]),
+    } for k, row in zip(g.kernels, kernel_rows(g, env), strict=True)]
 
 
 def round_json(g: Graph, r: Round) -> dict:

@@ -17,6 +17,7 @@ from fusionviz.model.errors import TraceError
 from fusionviz.model.lazy import Part
 
 NODE_PARTS = ("reads", "writes", "origins")
+OPTIONAL_NODE_FIELDS = ("collective", "extern_call")  # left out of the core where None
 ROUND_PARTS = ("candidates", "verdicts")  # groups stay in the core: every step reads them
 CHUNK = 1000  # nodes per line of details: each line parses in a few milliseconds
 
@@ -26,6 +27,10 @@ def encode(data: dict, dumps: Callable[[object], bytes]) -> bytes:
     lines = []
     for graph in data.get("graphs", ()):
         details = [[node.pop(k, []) for k in NODE_PARTS] for node in graph.get("nodes", ())]
+        for node in graph.get("nodes", ()):  # most nodes have neither: read back as None
+            for key in OPTIONAL_NODE_FIELDS:
+                if node.get(key, 0) is None:
+                    del node[key]
         lines += [dumps(details[i:i + CHUNK]) for i in range(0, len(details), CHUNK)]
         for rnd in graph.get("rounds", ()):
             lines += [dumps(rnd.pop(k, [])) for k in ROUND_PARTS]

@@ -27,6 +27,8 @@ from fusionviz.model.report.chart_data import (
     kernel_tip,
     round_series,
 )
+from fusionviz.model.report.extern_facts import extern_facts, extern_text
+from fusionviz.model.report.formatting import MIB
 from fusionviz.model.trace import Graph
 from fusionviz.ui.charts.page import ChartPage, ClickableBars, OnScreenWatcher, on_screen
 from fusionviz.ui.charts.timeline import TimelineChart
@@ -100,7 +102,8 @@ class KernelTimeChart(ChartPage):
                               + (f"\n({note})" if note else ""))
             return
         self.plot_widget.clear()
-        plot = self.new_plot(grid="x", bottom="device time per call (ms)")
+        plot = self.new_plot(grid="x", bottom=f"{time_kind(graph.timing)} time per graph "
+                                              "call (ms)")
         title = _total_title(graph)
         if len(shown) < len(times):
             title += f" · the {len(shown)} slowest of {len(times)} kernels"
@@ -109,8 +112,11 @@ class KernelTimeChart(ChartPage):
         colors = kernel_colors(graph.kernels)
         ms = [t for _, t, _ in shown]
         kernels = {k.name: k for k in graph.kernels}
-        peak = peak_dram_gb_s(self._state.trace)
-        tips = [kernel_tip(kernels[name], peak) for name, _, _ in shown]
+        trace = self._state.trace
+        peak = peak_dram_gb_s(trace)
+        facts = extern_facts(graph, trace.env if trace is not None else None)
+        tips = [kernel_tip(kernels[name], peak, extern_text(facts[name]) if name in facts
+                           else "") for name, _, _ in shown]
         self._bars = KernelBars(ms, [QColor(colors.get(n, "#888888")) for n in self._names], tips)
         self._bars.sig_bar_clicked.connect(self.on_bar_clicked)
         plot.addItem(self._bars)
@@ -161,8 +167,10 @@ def _total_title(graph: Graph) -> str:
 class RoundChart(ChartPage):
     """Node count, estimated bytes and compile time per fusion step; the current step is marked."""
 
-    # (series key, axis label, scale applied to the values)
-    PANELS = (("nodes", "nodes", 1.0), ("bytes", "est. MB", 1e-6), ("wall_s", "round ms", 1e3))
+    # (series key, panel title with its unit, scale applied to the values)
+    PANELS = (("nodes", "nodes (a fused group counts once)", 1.0),
+              ("bytes", "est. memory traffic (MiB)", 1 / MIB),
+              ("wall_s", "compile time of the round (ms)", 1e3))
 
     def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
@@ -193,11 +201,10 @@ class RoundChart(ChartPage):
         self.plot_widget.clear()
         ticks = [[(i, label) for i, label in enumerate(self._labels)]]
         first = None
-        for row, (key, label, scale) in enumerate(self.PANELS):
-            plot = self.new_plot(row, left=label)
+        for row, (key, title, scale) in enumerate(self.PANELS):
+            plot = self.new_panel(row, title)
             plot.getAxis("bottom").setTicks(ticks)
             plot.getAxis("bottom").setStyle(showValues=row == len(self.PANELS) - 1)
-            plot.getAxis("left").setWidth(64)  # equal widths keep the stacked x axes aligned
             if first is None:
                 first = plot
                 # half a step of room each side, so the marker and end bars are not clipped
@@ -264,7 +271,8 @@ class BenchmarkChart(ChartPage):
                               "config.benchmark_fusion on a GPU.)")
             return
         self.plot_widget.clear()
-        plot = self.new_plot(left="speedup (a+b) / fused", bottom="decision (round:rank)")
+        plot = self.new_plot(left="speedup (×): (ms a + ms b) / ms fused",
+                             bottom="decision (round:rank)")
         # The key goes in the title: a legend inside the plot would cover points.
         plot.setTitle(_BENCH_KEY, color=self.foreground(), size="9pt")
         if len(self._points) <= _MAX_DECISION_TICKS:

@@ -9,6 +9,7 @@ from the kernel names on demand, so a graph of thousands of kernels fills it at 
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache
 
 from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, QObject, Qt
@@ -30,37 +31,56 @@ from fusionviz.model.palette import kernel_colors
 from fusionviz.model.queries import kernel_of_node, peak_dram_gb_s, time_kind
 from fusionviz.model.report.chart_data import bandwidth_text
 from fusionviz.model.report.eager_map import eager_replaced
-from fusionviz.model.report.formatting import byte_size, clip
+from fusionviz.model.report.extern_facts import (
+    FP32_LABEL,
+    ExternFacts,
+    extern_facts,
+    facts_lines,
+)
+from fusionviz.model.report.formatting import byte_size, clip, count, ms_range, ms_short
 from fusionviz.model.trace import Kernel
 from fusionviz.ui.kernel.code_view import CodeView, FindBar, local_shortcut
 from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
 
 SIDE_BY_SIDE_SHORTCUT = "Ctrl+\\"
+WARNING_COLOR = "#d35400"  # the fp32 flag of an extern kernel
 _MAX_LISTED_NODES = 16
-_UNBROKEN = 24  # characters of a fact's value kept on one line
+_UNBROKEN = 32  # characters of a fact's value kept on one line
 _MAX_NAME = 120  # characters of a node or kernel name in the facts (whole in Details' copy)
 _ROOT = QModelIndex()
 _NAME_ROLES = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDataRole.UserRole)
 
 
+_NUMBER_UNIT = re.compile(r"(?<=\d) (?=(?:ms|GB/s|TFLOP/s|[KMGT]?FLOP|[KMG]iB|B)\b)")
+
+
+def _glued(text: str) -> str:
+    """A long value may wrap, but never between a number and its unit, nor inside
+    "of peak 3,352 GB/s"."""
+    return _NUMBER_UNIT.sub("&nbsp;", text).replace("of peak ", "of&nbsp;peak&nbsp;")
+
+
 def kernel_facts(kernel: Kernel, time_kind: str = "device",
-                 peak_gb_s: float | None = None) -> list[tuple[str, str]]:
+                 peak_gb_s: float | None = None,
+                 extern: ExternFacts | None = None) -> list[tuple[str, str]]:
     """(label, value) pairs describing ``kernel``; unknown values are left out.
 
     ``time_kind``: "device" (the CUDA profiler) or "wall" (CPU, or an older GPU trace);
-    ``peak_gb_s``: the GPU's peak DRAM bandwidth, for the share of it achieved."""
+    ``peak_gb_s``: the GPU's peak DRAM bandwidth, for the share of it achieved;
+    ``extern``: an extern kernel's facts (op, dtypes, shapes, FLOPs, TFLOP/s; its
+    fp32 flag is left to the caller, which shows it apart)."""
     facts = [("kind", kernel.kind), ("backend", kernel.backend)]
     if kernel.bytes is not None:
         facts.append(("est. bytes", byte_size(kernel.bytes)))
     if kernel.ms is not None:
-        text = f"{kernel.ms:.4g} ms per graph call"
+        facts.append((f"{time_kind} time", f"{ms_short(kernel.ms)} per graph call"))
         if kernel.calls > 1:
-            text += f", {kernel.calls} launches of {kernel.ms / kernel.calls:.4g} ms"
-        if len(kernel.ms_spread) == 2:
-            one = "a launch" if time_kind == "device" else "a call"
-            text += f" ({one}: {kernel.ms_spread[0]:.4g}-{kernel.ms_spread[1]:.4g})"
-        facts.append((f"{time_kind} time", text))
+            facts.append(("launches", f"{count(kernel.calls)} × "
+                                      f"{ms_short(kernel.ms / kernel.calls)}"))
+        if len(kernel.ms_spread) == 2:  # the fastest and slowest sample
+            one = "one launch" if time_kind == "device" else "one call"
+            facts.append((one, ms_range(*kernel.ms_spread)))
         bandwidth = bandwidth_text(kernel, peak_gb_s)
         if bandwidth:
             facts.append(("bandwidth", bandwidth))
@@ -70,6 +90,9 @@ def kernel_facts(kernel: Kernel, time_kind: str = "device",
             facts.append((label, byte_size(value) if label == "shared" else str(value)))
     if kernel.launch:
         facts.append(("launch", " ".join(f"{k}={v}" for k, v in kernel.launch.items())))
+    if extern is not None:
+        facts += [(label, value) for label, value in facts_lines(extern)
+                  if label != FP32_LABEL]
     return facts
 
 
@@ -165,15 +188,20 @@ class KernelView(QWidget):
         self.clear("No kernel selected.")
 
     def set_kernel(self, kernel: Kernel, color: str, time_kind: str = "device",
-                   peak_gb_s: float | None = None, about: str = "", eager: str = "") -> None:
+                   peak_gb_s: float | None = None, about: str = "", eager: str = "",
+                   extern: ExternFacts | None = None) -> None:
         """``about``: what the kernel's nodes compute and where (``Names.about``);
-        ``eager``: what the eager program ran there instead (``eager_text``)."""
+        ``eager``: what the eager program ran there instead (``eager_text``);
+        ``extern``: an extern kernel's facts (``extern_facts``)."""
         self.kernel = kernel
         self.swatch.setStyleSheet(f"background: {color}; border: 1px solid #555;")
         self.swatch.show()
         self.title.setText(f"<b>{html.escape(clip(kernel.name, _MAX_NAME))}</b>")
         self.title.setToolTip(tip(clip(kernel.name)))
-        facts = _facts_html(kernel, time_kind, peak_gb_s, about)
+        facts = _facts_html(kernel, time_kind, peak_gb_s, about, extern)
+        if extern is not None and extern.fp32_warning:
+            facts = (f"<span style='color:{WARNING_COLOR}'><b>{FP32_LABEL}:</b> "
+                     f"{html.escape(clip(extern.fp32_warning))}</span><br>{facts}")
         if eager:
             facts += f"<br><span style='color:gray'>eager ran</span>&nbsp;{html.escape(eager)}"
         self.facts.setText(facts)
@@ -189,13 +217,14 @@ class KernelView(QWidget):
         self.code.set_source("", "text")
 
 
-def _facts_html(kernel: Kernel, time_kind: str, peak_gb_s: float | None, about: str) -> str:
+def _facts_html(kernel: Kernel, time_kind: str, peak_gb_s: float | None, about: str,
+                extern: ExternFacts | None = None) -> str:
     # nbsp inside short values: lines wrap between facts, not inside "num_warps=4"; a
     # long value (a time with its spread) may wrap, so the pane fits a small screen.
-    parts = [f"<span style='color:gray'>{label}</span>&nbsp;"
-             + (html.escape(value) if len(value) > _UNBROKEN else
+    parts = [f"<span style='color:gray'>{label.replace(' ', '&nbsp;')}</span>&nbsp;"
+             + (_glued(html.escape(value)) if len(value) > _UNBROKEN else
                 html.escape(value).replace(" ", "&nbsp;"))
-             for label, value in kernel_facts(kernel, time_kind, peak_gb_s)]
+             for label, value in kernel_facts(kernel, time_kind, peak_gb_s, extern)]
     nodes = [clip(n, _MAX_NAME) for n in kernel.nodes[:_MAX_LISTED_NODES]]
     if len(kernel.nodes) > _MAX_LISTED_NODES:
         nodes.append(f"… (+{len(kernel.nodes) - _MAX_LISTED_NODES})")
@@ -214,6 +243,7 @@ class KernelPane(QWidget):
         self._state = state
         self._kernels: dict[str, Kernel] = {}
         self._names: tuple[object, Names] = (None, Names(None))  # of the graph shown
+        self._extern: tuple[object, dict[str, ExternFacts]] = (None, {})  # its externs
         self._colors: dict[str, str] = {}
         self._node_kernel: dict[str, Kernel] | None = None  # built on the first selection
         self.kernel_list = KernelListModel(self)
@@ -272,9 +302,14 @@ class KernelPane(QWidget):
         graph = self._state.graph
         if self._names[0] is not graph:
             self._names = (graph, Names(graph))
+        if self._extern[0] is not graph:
+            trace = self._state.trace
+            self._extern = (graph, extern_facts(graph, trace.env if trace else None)
+                            if graph is not None else {})
         view.set_kernel(kernel, self._colors[name], time_kind(graph.timing if graph else None),
                         peak_dram_gb_s(self._state.trace), self._names[1].about(kernel.nodes),
-                        eager_text(self._state.trace, graph, kernel))
+                        eager_text(self._state.trace, graph, kernel),
+                        self._extern[1].get(name))
         combo.setCurrentIndex(self.kernel_list.row_of(name))
 
     def set_side_by_side(self, on: bool) -> None:

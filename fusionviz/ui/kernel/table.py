@@ -5,17 +5,28 @@ from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QStyle,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from fusionviz.model.report.formatting import byte_size, clip
-from fusionviz.model.report.kernel_table import COLUMNS, kernel_rows, matches
+from fusionviz.model.report.formatting import clip
+from fusionviz.model.report.kernel_table import (
+    COLUMNS,
+    TEXT_KEYS,
+    cell_text,
+    kernel_rows,
+    matches,
+)
 from fusionviz.ui.desktop import add_row_copy
+from fusionviz.ui.kernel.groups import KernelGroups
 from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
 
@@ -23,18 +34,9 @@ SORT = Qt.ItemDataRole.UserRole  # the raw value: numbers sort as numbers
 _ROOT = QModelIndex()
 
 
-def _text(key: str, value) -> str:
-    if value is None:
-        return ""
-    if key == "bytes":
-        return byte_size(value)
-    if key == "share":
-        return f"{value:.1f}"
-    if key == "gb_s":
-        return f"{value:.0f}"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+def warning_icon():
+    """The style's warning sign: marks a kernel flagged by its facts (fp32 matmul)."""
+    return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
 
 
 class KernelTableModel(QAbstractTableModel):
@@ -57,14 +59,17 @@ class KernelTableModel(QAbstractTableModel):
         if not index.isValid():
             return None
         key = COLUMNS[index.column()][0]
-        value = self.rows[index.row()][key]
+        row = self.rows[index.row()]
+        value = row[key]
         if role == Qt.ItemDataRole.DisplayRole:
-            return clip(_text(key, value))
+            return clip(cell_text(key, value))
         if role == Qt.ItemDataRole.ToolTipRole:  # a name may hold tags: shown as text
-            return tip(clip(_text(key, value)))
+            flagged = row.get("flag") and key in ("name", "dtype")
+            return tip(clip(row["flag"] if flagged else cell_text(key, value)))
+        if role == Qt.ItemDataRole.DecorationRole and key == "name" and row.get("flag"):
+            return warning_icon()
         if role == SORT:  # missing values sort below every number
-            return value if value is not None else (-1.0 if key not in ("name", "kind",
-                                                                       "module", "nodes") else "")
+            return value if value is not None else (-1.0 if key not in TEXT_KEYS else "")
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -95,7 +100,10 @@ class _Filter(QSortFilterProxyModel):
 
 
 class KernelTable(QWidget):
-    """Filter box, count and the sortable table of the current graph's kernels."""
+    """Filter box, count and the sortable table of the current graph's kernels, each
+    kernel a row (the default) or grouped by op (``KernelGroups``)."""
+
+    VIEWS = ("each kernel", "grouped by op")
 
     def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -108,6 +116,13 @@ class KernelTable(QWidget):
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._on_filter)
         self.count = QLabel()
+        self.view_box = QComboBox()
+        self.view_box.addItems(self.VIEWS)
+        self.view_box.setToolTip("Each kernel on a row of its own, or kernels doing the same "
+                                 "work (op, shapes, dtype) grouped with their totals")
+        self.view_box.currentIndexChanged.connect(self._on_view)
+        self.groups = KernelGroups(self._select_kernel)
+        self.groups.hide()
         self.table = QTableView()
         self.table.setModel(self.proxy)
         # slowest first until the user sorts otherwise (the sort survives graph changes)
@@ -116,32 +131,56 @@ class KernelTable(QWidget):
         self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
+        # one line of text per row (the style's default is twice the text's height)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 8)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         add_row_copy(self.table)
         box = QVBoxLayout(self)
         box.setContentsMargins(2, 2, 2, 2)
-        box.addWidget(self.filter)
-        box.addWidget(self.count)
+        top = QHBoxLayout()
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.count)  # on the filter's line: the rows get the height
+        top.addWidget(self.view_box)
+        box.addLayout(top)
         box.addWidget(self.table, 1)
+        box.addWidget(self.groups, 1)
         state.sig_graph_changed.connect(self._reload)
         state.sig_trace_changed.connect(self._reload)
         state.sig_kernel_changed.connect(self._on_kernel_changed)
         self._reload()
 
     def _reload(self, *_args) -> None:
-        graph = self.state.graph
-        self.model.set_rows(kernel_rows(graph) if graph is not None else [])
+        graph, trace = self.state.graph, self.state.trace
+        env = trace.env if trace is not None else None
+        self.model.set_rows(kernel_rows(graph, env) if graph is not None else [])
         self.table.resizeColumnsToContents()
         for col in range(len(COLUMNS)):
             self.table.setColumnWidth(col, min(self.table.columnWidth(col), 320))
+        if self.groups.isVisibleTo(self):
+            self.groups.set_rows(self.model.rows)
+        self._on_filter()
+
+    def _on_view(self, index: int) -> None:
+        grouped = index == 1
+        if grouped:
+            self.groups.set_rows(self.model.rows)
+            if self.state.kernel:
+                self.groups.select(self.state.kernel)
+        self.groups.setVisible(grouped)
+        self.table.setVisible(not grouped)
         self._on_filter()
 
     def _on_filter(self, *_args) -> None:
         self.proxy.set_text(self.filter.text())
         shown, total = self.proxy.rowCount(), self.model.rowCount()
-        self.count.setText(f"{total} kernels" if shown == total else f"{shown} of {total} kernels")
+        text = f"{total} kernels" if shown == total else f"{shown} of {total} kernels"
+        if self.groups.isVisibleTo(self):
+            typed = self.proxy.text
+            groups = self.groups.filter((lambda row: matches(row, typed)) if typed else None)
+            text += f" in {groups} groups"
+        self.count.setText(text)
 
     def shown_names(self) -> list[str]:
         """Kernel names in the order shown (sorted and filtered)."""
@@ -152,11 +191,15 @@ class KernelTable(QWidget):
 
     def _on_row(self, current, _previous) -> None:
         if current.isValid():
-            name = self.proxy.index(current.row(), 0).data()
-            if name != self.state.kernel:
-                self.state.select_kernel(name)
+            self._select_kernel(self.proxy.index(current.row(), 0).data())
+
+    def _select_kernel(self, name: str) -> None:
+        if name != self.state.kernel:
+            self.state.select_kernel(name)
 
     def _on_kernel_changed(self, name: str) -> None:
+        if self.groups.isVisibleTo(self):
+            self.groups.select(name)
         for r in range(self.proxy.rowCount()):
             if self.proxy.index(r, 0).data() == name:
                 if self.table.currentIndex().row() != r:
