@@ -61,6 +61,21 @@ def test_the_window_and_every_dock_are_on_the_screen(walks, width):
 
 
 @pytest.mark.parametrize("width", [w for w, _h in SIZES])
+def test_no_label_covers_another_in_the_graph_and_the_rounds_chart(walks, width):
+    labels = walks[width]["labels"]
+    assert labels["graph_texts"] > 15 and labels["chart_texts"] > 6
+    assert labels["graph_overlaps"] == [] and labels["chart_overlaps"] == []
+
+
+def test_the_slowest_extern_kernel_shows_its_rate_and_the_table_groups_by_op(walks):
+    extern = walks[1920]["extern"]
+    assert extern["kernel"].startswith("extern_kernels.mm")  # lm_head, 2048×768×50264
+    assert "TFLOP/s" in extern["facts"] and "bf16" in extern["facts"]
+    assert "% of" in extern["facts"]  # of the H100's bf16 peak
+    assert 0 < extern["group_rows"] < 80  # 80 kernels, fewer rows: same work together
+
+
+@pytest.mark.parametrize("width", [w for w, _h in SIZES])
 def test_the_bottom_dock_grows_to_ten_rows_and_more(walks, width):
     assert walks[width]["bottom_rows_enlarged"] >= 10
 

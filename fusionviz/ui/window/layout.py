@@ -46,6 +46,12 @@ class WindowLayout:
     def __init__(self, window: QMainWindow, docks: dict[str, QDockWidget],
                  settings: QSettings) -> None:
         self.window, self.docks, self.settings = window, docks, settings
+        # Until the first show tabs them, docks side by side would ask for the sum of
+        # their minimum widths (wider than a 1280-px screen): only each group's first
+        # is shown before (restore_docks shows the others, or the saved state does).
+        for _first, *others in TABBED:
+            for name in others:
+                docks[name].hide()
         self._wide_state = None  # the docks' state before Wide Code
         self.restored = False  # the saved layout was for this screen and came back
 
@@ -84,6 +90,13 @@ class WindowLayout:
         if not self.restored:
             self.arrange()
 
+    def _refit(self) -> None:
+        self.window.layout().activate()  # the tabbed docks' (smaller) minimum, now
+        if not self.window.isMaximized() and \
+                not self.free_area().contains(self.window.frameGeometry()):
+            self.fit_to_screen()
+            self._size_docks()
+
     def _floating_fit(self) -> bool:
         free = self.free_area()
         return all(free.contains(d.frameGeometry()) for d in self.docks.values()
@@ -100,21 +113,22 @@ class WindowLayout:
             for name in others:
                 self.window.tabifyDockWidget(self.docks[first], self.docks[name])
             self.docks[first].raise_()
+        self._size_docks()
+        self._wide_state = None
+
+    def _size_docks(self) -> None:
         sizes = dock_sizes(self.window.width(), self.window.height())
         self.window.resizeDocks([self.docks["graphs"], self.docks["kernel"]],
                                 [sizes["left"], sizes["right"]], Qt.Orientation.Horizontal)
         self.window.resizeDocks([self.docks["ledger"]], [sizes["bottom"]],
                                 Qt.Orientation.Vertical)
-        self._wide_state = None
 
     def reset(self) -> None:
         """View ▸ Reset Layout: back on the screen, the first-run docks, nothing saved."""
         for key in ("geometry", "window_state", "layout_screen"):
             self.settings.remove(key)
-        free = self.free_area()
-        if not self.window.isMaximized() and not free.contains(self.window.frameGeometry()):
-            self.fit_to_screen()
         self.arrange()
+        self._refit()
 
     def save(self, state) -> None:
         self.settings.setValue("geometry", self.window.saveGeometry())

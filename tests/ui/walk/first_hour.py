@@ -17,10 +17,11 @@ import json
 import sys
 from pathlib import Path
 
+from label_checks import axis_texts, graph_texts, overlaps  # beside this script
 from PySide6.QtCore import QPoint, QRect, QSettings, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QDialog
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QDialog, QLabel
 
 from fusionviz.model.queries import node_index
 from fusionviz.ui.ledger.why_not import WhyNotDialog
@@ -58,7 +59,7 @@ def bottom_rows(w: MainWindow, app: QApplication) -> int:
     w.docks["kernels"].raise_()
     w.resizeDocks([w.docks["kernels"]], [w.height()], Qt.Orientation.Vertical)
     settle(app)
-    view = w.docks["kernels"].findChild(QAbstractItemView)
+    view = w.kernel_table.table
     rows = rows_visible(view)
     w.reset_layout()
     settle(app)
@@ -127,6 +128,45 @@ def _in(nodes: dict, name: str, path: str) -> bool:
     return module == path or module.startswith(path + ".")
 
 
+def labels_seen(w: MainWindow, app: QApplication) -> dict:
+    """The texts the graph paints at the first view and the Rounds chart's titles and
+    ticks, with any two that overlap."""
+    texts = graph_texts(w.graph_view)
+    w.docks["charts"].raise_()
+    pane = w.charts_pane
+    pane.tabs.setCurrentWidget(pane.round_chart)
+    settle(app)
+    plots = [item for item in pane.round_chart.plot_widget.ci.items
+             if hasattr(item, "titleLabel")]
+    chart = [("title", p.titleLabel.sceneBoundingRect(), p.titleLabel.text) for p in plots]
+    for p in plots:
+        chart += [("tick", r, "") for side in ("left", "bottom")
+                  for r in axis_texts(p.getAxis(side))]
+    w.docks["ledger"].raise_()
+    settle(app)
+    return {"graph_texts": len(texts), "graph_overlaps": overlaps(texts),
+            "chart_texts": len(chart), "chart_overlaps": overlaps(chart)}
+
+
+def extern_view(w: MainWindow, app: QApplication, shot: Path) -> dict:
+    """The Kernels table grouped by op, the slowest extern kernel in the kernel pane."""
+    w.docks["kernels"].raise_()
+    w.kernel_table.view_box.setCurrentIndex(1)  # grouped by op
+    graph = w.state.graph
+    slowest = max((k for k in graph.kernels if k.backend == "extern"), key=lambda k: k.ms or 0)
+    w.state.select_kernel(slowest.name)
+    settle(app)
+    w.grab().save(str(shot))
+    facts = [label.text() for label in w.kernel_pane.findChildren(QLabel)
+             if label.isVisible() and "FLOP" in label.text()]
+    groups = w.kernel_table.groups
+    w.kernel_table.view_box.setCurrentIndex(0)
+    w.docks["ledger"].raise_()
+    settle(app)
+    return {"kernel": slowest.name, "facts": facts[0] if facts else "",
+            "group_rows": groups.model().rowCount()}
+
+
 def main(trace: str, settings_path: str, out: str) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     out_dir = Path(out)
@@ -142,6 +182,8 @@ def main(trace: str, settings_path: str, out: str) -> int:
               "graph_view": rect(QRect(w.graph_view.mapToGlobal(QPoint(0, 0)),
                                        w.graph_view.size()))}
     w.grab().save(str(out_dir / "first-view.png"))
+    record["labels"] = labels_seen(w, app)
+    record["extern"] = extern_view(w, app, out_dir / "kernels.png")
     record["bottom_rows_enlarged"] = bottom_rows(w, app)
     record["why_not"] = why_not_across_blocks(w, app)
     getattr(w, "why_not_shot", w.grab()).save(str(out_dir / "why-not.png"))
