@@ -132,9 +132,22 @@ class ModuleTint:
         shown = self.on and self.available
         if shown:
             self.legend.setText(_legend_text(len(self.marks)))
-            self.legend.adjustSize()
         self.legend.setVisible(shown)
-        # the legend has a band of its own above the graph: it covers no node's label
+        self.place_legend()
+
+    def place_legend(self) -> None:
+        """The legend in a band of its own above the graph (it covers no node's label),
+        wrapped to the view's width (the view calls this when it is resized)."""
+        shown = self.legend.isVisibleTo(self.view)
+        if shown:
+            room = max(120, self.view.width() - 2 * LEGEND_GAP - 8)
+            label = self.legend
+            label.setWordWrap(False)
+            natural = label.sizeHint()
+            label.setWordWrap(natural.width() > room)  # one line where it fits
+            width = min(natural.width(), room)
+            label.setFixedSize(width, label.heightForWidth(width) if label.wordWrap()
+                               else natural.height())
         top = self.legend.height() + 2 * LEGEND_GAP if shown else 0
         if self.view.viewportMargins().top() != top:
             self.view.setViewportMargins(0, top, 0, 0)

@@ -521,6 +521,7 @@ class GraphView(ModuleCommands, QGraphicsView):
         super().resizeEvent(event)
         self._settling = False
         self.minimap.reposition()
+        self.tint.place_legend()
         if fitted:  # maximised, a dock closed: the whole graph still, bigger
             self.fit()
 
