@@ -31,9 +31,6 @@ class WhatIf:
     keep_spills: bool = False
     graph: int | None = None  # forbid/force apply only to this graph (compile order)
 
-    def active(self) -> bool:
-        return self != WhatIf()
-
     def to_config(self) -> dict:
         """How the variant is labelled in a trace's config (read back by ``from_config``)."""
         out: dict = {}

@@ -87,7 +87,6 @@ class MainWindow(QMainWindow):
         self.errors: list[str] = []
         self.runner = RunController(self)
         self._last_script = ("", {})
-        self._dialogs: list[QWidget] = []
         self.setWindowTitle("fusionviz")
         self.setAcceptDrops(True)
         self.setDockNestingEnabled(True)

@@ -34,7 +34,6 @@ FIELDS: dict[str, dict[str, str]] = {
     "done": {"status": _TEXT, "graphs": _COUNT, "write_error": _TEXT, "kept": _COUNT},
     "variant": {"index": _COUNT, "of": _COUNT, "label": _TEXT},
 }
-EVENTS = tuple(FIELDS)
 _NULLABLE = {"graph", "compiled_ms", "eager_ms", "of"}
 _MAX_COUNT = 2**31 - 1  # fits a Qt int (a progress bar's range)
 

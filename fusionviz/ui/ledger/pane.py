@@ -43,7 +43,7 @@ from fusionviz.ui.view_state import ViewState
 # Columns first in this order when present; score fields and anything else follow.
 _PREFERRED = ("rank", "phase", "a", "a_is", "b", "b_is", "outcome", "reasons")
 _TRAILING = ("speedup", "ms_a", "ms_b", "ms_fused", "spill", "n_spills", "bytes_saved")
-_HIDDEN = {"a_group", "b_group", "group_a", "group_b", "pair"}
+_HIDDEN = {"group_a", "group_b", "pair"}
 _ROOT = QModelIndex()
 _MAX_COLUMN = 320
 _DISPLAY, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole
@@ -56,7 +56,7 @@ OUTCOME_FILTERS = ("all", "fused", "rejected", "benchmark_slower", "spill", "cyc
 
 def row_pair(row: dict) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """The two groups of a ledger row, whatever spelling the row uses."""
-    for ka, kb in (("group_a", "group_b"), ("a_group", "b_group"), ("a", "b")):
+    for ka, kb in (("group_a", "group_b"), ("a", "b")):
         a, b = row.get(ka), row.get(kb)
         if a and b:
             return _group(a), _group(b)

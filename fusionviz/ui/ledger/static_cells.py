@@ -9,23 +9,19 @@ a third as much. The model supplies what a cell looks like through ``cell_look``
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from PySide6.QtCore import QModelIndex, QSize, Qt
-from PySide6.QtGui import QColor, QPalette, QStaticText
+from PySide6.QtGui import QPalette, QStaticText
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 _PAD = 4  # horizontal text padding inside a cell
 _MAX_CACHED = 20_000  # laid-out texts kept (a few screens of a few rounds)
 
 
-class CellModel(Protocol):
-    def cell_look(self, row: int, column: int) -> tuple[object, str, bool, QColor | None]:
-        """(the row's object, text, right-aligned, text color or None); the same row
-        object must always show the same texts."""
-
-
 class StaticTextDelegate(QStyledItemDelegate):
+    """Draws cells from their model's ``cell_look(row, column)``: (the row's object,
+    text, right-aligned, text color or None); the same row object must always show the
+    same texts."""
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         # (id of the row object, column, width) -> (the row object, its laid-out text);
