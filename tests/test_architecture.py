@@ -68,3 +68,19 @@ def test_a_package_folder_holds_at_most_15_modules(package):
     """Past that a folder is a subpackage in all but name: group by concern instead."""
     modules = sorted(p.name for p in (ROOT / package).glob("*.py") if p.name != "__init__.py")
     assert len(modules) <= 15, modules
+
+
+def test_the_readmes_code_layout_names_every_module_and_package():
+    """A newcomer finds every module in README's "Layout of the code" (by its name)."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Layout of the code"):]
+    section = section[:section.index("\n## ", 5)]
+    words = set(re.findall(r"[A-Za-z_]\w*", section))
+    modules = [p for p in (ROOT / "fusionviz").rglob("*.py")
+               if p.stem not in ("__init__", "__main__")]
+    packages = [p for p in (ROOT / "fusionviz").rglob("*") if (p / "__init__.py").is_file()]
+    missing = sorted(str(p.relative_to(ROOT)) for p in modules + packages
+                     if p.stem not in words)
+    assert not missing, f"not in README's Layout of the code: {missing}"
