@@ -15,7 +15,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QSettings, Qt
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QSettings,
+    QSortFilterProxyModel,
+    Qt,
+)
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QTreeView, QWidget
 
@@ -81,6 +88,19 @@ def _path(index: QModelIndex) -> tuple[int, ...]:
 def _cell(index: QModelIndex) -> str:
     text = index.data(Qt.ItemDataRole.DisplayRole)
     return "" if text is None else " ".join(str(text).split())  # one line per row
+
+
+def refilter(proxy: QSortFilterProxyModel, change: Callable[[], None]) -> None:
+    """Apply ``change`` (new filter settings) to ``proxy`` and filter its rows again:
+    between begin/endFilterChange on Qt >= 6.10 (invalidateFilter is deprecated there),
+    followed by invalidateFilter before."""
+    if hasattr(proxy, "beginFilterChange"):
+        proxy.beginFilterChange()
+        change()
+        proxy.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+    else:
+        change()
+        proxy.invalidateFilter()
 
 
 def add_row_copy(view: QAbstractItemView, menu: bool = True) -> QAction:

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QApplication
-from walk.label_checks import axis_texts, graph_texts, overlaps
+from walk.label_checks import chart_texts, graph_texts, overlaps
 from walk.windows import shown_window
 
 from fusionviz.ui.graph.items import LOD_TEXT
@@ -78,21 +78,16 @@ def test_the_rounds_chart_names_each_panels_unit_and_no_labels_collide(win):
     pane = win.charts_pane
     pane.tabs.setCurrentWidget(pane.round_chart)
     settle()
-    plots = [item for item in pane.round_chart.plot_widget.ci.items
-             if hasattr(item, "titleLabel")]
+    plots, rects = chart_texts(pane.round_chart)
     titles = [p.titleLabel.text for p in plots]
     assert any("(MiB)" in t for t in titles) and any("(ms)" in t for t in titles)
-    rects = [("title", p.titleLabel.sceneBoundingRect(), p.titleLabel.text) for p in plots]
     for p in plots:
-        rects += [("tick", r, "") for side in ("left", "bottom")
-                  for r in axis_texts(p.getAxis(side))]
         assert not p.getAxis("left").label.isVisible()  # the title names it
     assert sum(k == "tick" for k, _r, _t in rects) >= len(plots)
     assert not overlaps(rects)
     win.resizeDocks([win.docks["charts"]], [160], Qt.Orientation.Vertical)
     settle()  # a shorter pane: fewer ticks, still apart
-    rects = [("title", p.titleLabel.sceneBoundingRect(), "") for p in plots]
-    rects += [("tick", r, "") for p in plots for r in axis_texts(p.getAxis("left"))]
+    _plots, rects = chart_texts(pane.round_chart, sides=("left",))
     assert not overlaps(rects)
 
 

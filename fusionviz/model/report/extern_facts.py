@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from fusionviz.model.names import extern_op
+from fusionviz.model.queries import node_index
 from fusionviz.model.report.formatting import byte_size, gb_per_s, significant
 from fusionviz.model.report.gpu_peaks import gpu_peaks, rate_label, rate_of
 from fusionviz.model.trace import ExternCall, Graph, Kernel, Node, TensorSpec
@@ -65,7 +66,7 @@ def extern_facts(graph: Graph, env: dict | None = None) -> dict[str, ExternFacts
     """Kernel name → facts, for every extern kernel of ``graph`` (not collectives);
     ``env``: the trace's (GPU name and fp32 matmul settings)."""
     env = env or {}
-    nodes = {n.name: n for n in graph.nodes}
+    nodes = node_index(graph)
     halves = {n.name: _halves(n.extern_call) for n in graph.nodes if n.extern_call is not None}
     inputs = graph.replay.get("inputs")
     in_graph = Counter(_half_inputs(inputs if isinstance(inputs, list) else []))

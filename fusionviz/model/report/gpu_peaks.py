@@ -13,28 +13,24 @@ import re
 
 RATES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
+# Hopper SXM: H100 SXM5, H200 SXM and GH200's GPU (sheets: FP32 67, TF32 989*,
+# BF16/FP16 1,979*, FP8 3,958*; * sparse)
+_HOPPER_SXM = {"fp32": 67, "tf32": 494.5, "bf16": 989.5, "fp16": 989.5, "fp8": 1979}
+# Hopper NVL: H100 NVL and H200 NVL (sheets: FP32 60, TF32 835*, BF16/FP16 1,671*,
+# FP8 3,341*)
+_HOPPER_NVL = {"fp32": 60, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5, "fp8": 1670.5}
+
 # (pattern of torch.cuda.get_device_name(), short name, {rate: dense TFLOP/s}); the
 # first match wins, so the more specific names come first.
 _PEAKS: tuple[tuple[str, str, dict[str, float]], ...] = (
-    # GH200: the Hopper GPU of the Grace Hopper superchip, H100 SXM's rates
-    (r"GH200", "GH200",
-     {"fp32": 67, "tf32": 494.5, "bf16": 989.5, "fp16": 989.5, "fp8": 1979}),
-    # H200 NVL (sheet: FP32 60, TF32 835*, BF16/FP16 1,671*, FP8 3,341*; * sparse)
-    (r"H200 NVL", "H200 NVL",
-     {"fp32": 60, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5, "fp8": 1670.5}),
-    # H200 SXM (sheet: FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958*)
-    (r"H200", "H200 SXM",
-     {"fp32": 67, "tf32": 494.5, "bf16": 989.5, "fp16": 989.5, "fp8": 1979}),
+    (r"GH200", "GH200", _HOPPER_SXM),  # the Hopper GPU of the Grace Hopper superchip
+    (r"H200 NVL", "H200 NVL", _HOPPER_NVL),
+    (r"H200", "H200 SXM", _HOPPER_SXM),
     # H100 PCIe (sheet: FP32 51, TF32 756*, BF16/FP16 1,513*, FP8 3,026*)
     (r"H100 PCIe", "H100 PCIe",
      {"fp32": 51, "tf32": 378, "bf16": 756.5, "fp16": 756.5, "fp8": 1513}),
-    # H100 NVL (sheet: FP32 60, TF32 835*, BF16/FP16 1,671*, FP8 3,341*)
-    (r"H100 NVL", "H100 NVL",
-     {"fp32": 60, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5, "fp8": 1670.5}),
-    # H100 SXM5, torch's "NVIDIA H100 80GB HBM3" (sheet: FP32 67, TF32 989*,
-    # BF16/FP16 1,979*, FP8 3,958*)
-    (r"H100", "H100 SXM",
-     {"fp32": 67, "tf32": 494.5, "bf16": 989.5, "fp16": 989.5, "fp8": 1979}),
+    (r"H100 NVL", "H100 NVL", _HOPPER_NVL),
+    (r"H100", "H100 SXM", _HOPPER_SXM),  # torch's "NVIDIA H100 80GB HBM3"
     # A100 40GB and 80GB, SXM4 and PCIe (sheet: FP32 19.5, TF32 156, BF16/FP16 312)
     (r"A100", "A100",
      {"fp32": 19.5, "tf32": 156, "bf16": 312, "fp16": 312}),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fusionviz.model.names import Names, main_ops
 from fusionviz.model.report.chart_data import achieved_gb_s
 from fusionviz.model.report.extern_facts import ExternFacts, extern_facts, short_dtype
-from fusionviz.model.report.formatting import byte_size
+from fusionviz.model.report.formatting import byte_size, significant
 from fusionviz.model.trace import Graph, Kernel
 
 # (key, header) in display order
@@ -17,7 +17,7 @@ COLUMNS = (
     ("bytes", "est. bytes"), ("gb_s", "GB/s"), ("dtype", "dtype"), ("tflops", "TFLOP/s"),
     ("peak", "% of peak"), ("regs", "regs"), ("spills", "spills"), ("nodes", "nodes"),
 )
-TEXT_KEYS = ("name", "kind", "module", "dtype", "nodes")  # the columns of text
+TEXT_KEYS = ("name", "kind", "module", "dtype", "nodes", "op")  # the columns of text
 FLAG = "⚠"  # marks a matmul or convolution left in float32 (``ExternFacts.fp32_warning``)
 
 
@@ -105,6 +105,14 @@ def op_groups(rows: list[dict]) -> list[dict]:
     return out
 
 
+def sort_value(key: str, value):
+    """What a cell sorts by: its raw value; a missing one below every number, or first
+    among texts."""
+    if value is not None:
+        return value
+    return "" if key in TEXT_KEYS else -1.0
+
+
 def cell_text(key: str, value) -> str:
     """A cell of the table as shown: sizes in binary units, shares and rates rounded,
     "" for an unknown value."""
@@ -117,7 +125,8 @@ def cell_text(key: str, value) -> str:
     if key in ("gb_s", "peak"):
         return f"{value:.0f}"
     if key == "tflops":  # a GPU's hundreds, a CPU's thousandths
-        return f"{value:.3g}" if value >= 1 else "< 0.001" if value < 0.001 else f"{value:.3f}"
+        return significant(value) if value >= 1 else "< 0.001" if value < 0.001 \
+            else f"{value:.3f}"
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)

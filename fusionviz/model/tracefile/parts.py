@@ -26,9 +26,10 @@ def encode(data: dict, dumps: Callable[[object], bytes]) -> bytes:
     """The lines of trace dict ``data`` (consumed: its bulk moves to the part lines)."""
     lines = []
     for graph in data.get("graphs", ()):
-        details = [[node.pop(k, []) for k in NODE_PARTS] for node in graph.get("nodes", ())]
-        for node in graph.get("nodes", ()):  # most nodes have neither: read back as None
-            for key in OPTIONAL_NODE_FIELDS:
+        details = []
+        for node in graph.get("nodes", ()):
+            details.append([node.pop(k, []) for k in NODE_PARTS])
+            for key in OPTIONAL_NODE_FIELDS:  # most nodes have neither: read back as None
                 if node.get(key, 0) is None:
                     del node[key]
         lines += [dumps(details[i:i + CHUNK]) for i in range(0, len(details), CHUNK)]

@@ -330,15 +330,8 @@ class GraphView(ModuleCommands, QGraphicsView):
         ids = self._ids(self._kernel_nodes())
         if not ids:
             return
-        box = self._box_of(ids)
         margin = 0.5 * SIZES["node_width"]
-        self.fitInView(box.adjusted(-margin, -margin, margin, margin),
-                       Qt.AspectRatioMode.KeepAspectRatio)
-        if self.transform().m11() > 1.0:  # one small kernel: readable, not blown up
-            self.resetTransform()
-            self.centerOn(box.center())
-        self.minimap.update()
-        self.sig_zoomed.emit()
+        self._fit_rect(self._box_of(ids).adjusted(-margin, -margin, margin, margin))
         self._fitted = False
 
     def _on_pair_changed(self) -> None:
@@ -413,14 +406,19 @@ class GraphView(ModuleCommands, QGraphicsView):
         if self.paint_data is None or not self.paint_data.names:
             return
         self._settling = True
+        self._fit_rect(self.scene().sceneRect())
+        self._fitted, self._settling = True, False
+
+    def _fit_rect(self, rect: QRectF) -> None:
+        """Zoom and scroll to show ``rect`` whole; never above 1:1 (a small graph or
+        kernel at a readable size, not blown up)."""
         self.resetTransform()
-        self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
-        if self.transform().m11() > 1.0:  # small graphs: readable size, not blown up
+        self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+        if self.transform().m11() > 1.0:
             self.resetTransform()
-            self.centerOn(self.scene().sceneRect().center())
+            self.centerOn(rect.center())
         self.minimap.update()
         self.sig_zoomed.emit()
-        self._fitted, self._settling = True, False
 
     def zoom(self, factor: float) -> None:
         scale = self.transform().m11()

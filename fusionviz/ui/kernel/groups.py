@@ -9,8 +9,8 @@ from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QApplication, QStyle, QTreeView
 
 from fusionviz.model.report.formatting import clip
-from fusionviz.model.report.kernel_table import cell_text, op_groups
-from fusionviz.ui.desktop import add_row_copy
+from fusionviz.model.report.kernel_table import cell_text, op_groups, sort_value
+from fusionviz.ui.desktop import add_row_copy, refilter
 from fusionviz.ui.plain import tip
 
 SORT = Qt.ItemDataRole.UserRole  # the raw value: numbers sort as numbers
@@ -33,13 +33,7 @@ class _Filter(QSortFilterProxyModel):
         self.setSortRole(SORT)
 
     def refilter(self, accepts) -> None:
-        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10; invalidateFilter is deprecated
-            self.beginFilterChange()
-            self.accepts = accepts
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:
-            self.accepts = accepts
-            self.invalidateFilter()
+        refilter(self, lambda: setattr(self, "accepts", accepts))
 
     def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:  # noqa: N802
         model = self.sourceModel()
@@ -132,7 +126,7 @@ def _items(values: dict) -> list[QStandardItem]:
     for key, _ in HEADERS:
         value = values.get(key)
         item = QStandardItem(clip(cell_text(key, value)))
-        item.setData(value if value is not None else (-1.0 if key != "op" else ""), SORT)
+        item.setData(sort_value(key, value), SORT)
         if isinstance(value, int | float):
             item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         items.append(item)

@@ -20,12 +20,12 @@ from PySide6.QtWidgets import (
 from fusionviz.model.report.formatting import clip
 from fusionviz.model.report.kernel_table import (
     COLUMNS,
-    TEXT_KEYS,
     cell_text,
     kernel_rows,
     matches,
+    sort_value,
 )
-from fusionviz.ui.desktop import add_row_copy
+from fusionviz.ui.desktop import add_row_copy, refilter
 from fusionviz.ui.kernel.groups import KernelGroups
 from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
@@ -69,7 +69,7 @@ class KernelTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DecorationRole and key == "name" and row.get("flag"):
             return warning_icon()
         if role == SORT:  # missing values sort below every number
-            return value if value is not None else (-1.0 if key not in TEXT_KEYS else "")
+            return sort_value(key, value)
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, (int, float)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -87,13 +87,7 @@ class _Filter(QSortFilterProxyModel):
         self.setSortRole(SORT)
 
     def set_text(self, text: str) -> None:
-        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10; invalidateFilter is deprecated
-            self.beginFilterChange()
-            self.text = text.strip()
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:
-            self.text = text.strip()
-            self.invalidateFilter()
+        refilter(self, lambda: setattr(self, "text", text.strip()))
 
     def filterAcceptsRow(self, row: int, parent) -> bool:  # noqa: N802 (Qt override)
         return not self.text or matches(self.sourceModel().rows[row], self.text)

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from label_checks import axis_texts, graph_texts, overlaps  # beside this script
+from label_checks import chart_texts, graph_texts, overlaps  # beside this script
 from PySide6.QtCore import QPoint, QRect, QSettings, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtTest import QTest
@@ -136,12 +136,7 @@ def labels_seen(w: MainWindow, app: QApplication) -> dict:
     pane = w.charts_pane
     pane.tabs.setCurrentWidget(pane.round_chart)
     settle(app)
-    plots = [item for item in pane.round_chart.plot_widget.ci.items
-             if hasattr(item, "titleLabel")]
-    chart = [("title", p.titleLabel.sceneBoundingRect(), p.titleLabel.text) for p in plots]
-    for p in plots:
-        chart += [("tick", r, "") for side in ("left", "bottom")
-                  for r in axis_texts(p.getAxis(side))]
+    _plots, chart = chart_texts(pane.round_chart)
     w.docks["ledger"].raise_()
     settle(app)
     return {"graph_texts": len(texts), "graph_overlaps": overlaps(texts),

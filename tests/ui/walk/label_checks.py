@@ -43,3 +43,13 @@ def axis_texts(axis) -> list:
     specs = axis.generateDrawSpecs(painter)
     painter.end()
     return [axis.mapRectToScene(rect) for rect, _flags, _text in specs[2]] if specs else []
+
+
+def chart_texts(chart, sides=("left", "bottom")) -> tuple[list, list]:
+    """The titled panels of a pyqtgraph ``chart`` (a ChartPage), and the scene rects
+    of their titles and of the tick labels of their ``sides`` axes."""
+    plots = [item for item in chart.plot_widget.ci.items if hasattr(item, "titleLabel")]
+    texts = [("title", p.titleLabel.sceneBoundingRect(), p.titleLabel.text) for p in plots]
+    texts += [("tick", r, "") for p in plots for side in sides
+              for r in axis_texts(p.getAxis(side))]
+    return plots, texts
