@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from fusionviz.cli.job_signals import JobSignals, Stopped
 from fusionviz.cli.terminal import emit
 from fusionviz.model.experiment.ranks import finish_ranks
 from fusionviz.model.report.summary import summary_text
@@ -16,6 +17,7 @@ from fusionviz.model.run.runner import (
     rank_paths,
     run_capture,
     run_ranks,
+    settle_traces,
     write_failure,
 )
 from fusionviz.model.run.settings import parse_config
@@ -48,34 +50,53 @@ class Progress:
 
     def __init__(self, stream=sys.stderr) -> None:
         self.stream, self.tty, self.t0 = stream, stream.isatty(), time.monotonic()
+        self.open = False  # the last line was left to be rewritten
 
     def __call__(self, msg: dict) -> None:
         text = describe_progress(msg)
         stamp = f"[{time.monotonic() - self.t0:6.1f}s] "
         if self.tty:
             self.stream.write("\r\033[K" + stamp + text)
-            if msg["event"] in ("graph_done", "done"):
+            self.open = msg["event"] not in ("graph_done", "done")
+            if not self.open:
                 self.stream.write("\n")
         else:
             self.stream.write(stamp + text + "\n")
         self.stream.flush()
 
+    def end_line(self) -> None:
+        """Start the next line clean: on a terminal, end the line left open, or clear
+        what the terminal echoed on a fresh one (``^C``)."""
+        if self.tty:
+            self.stream.write(("\n" if self.open else "") + "\r\033[K")
+            self.stream.flush()
+            self.open = False
+
 
 def capture_command(opts: argparse.Namespace) -> int:
-    if opts.nproc_per_node > 1:
-        return _ranks_command(opts)
+    with JobSignals() as signals:  # Ctrl+C, SIGTERM: the whole job ends, traces kept
+        if opts.nproc_per_node > 1:
+            return _ranks_command(opts, signals)
+        return _single_command(opts, signals)
+
+
+def _single_command(opts: argparse.Namespace, signals: JobSignals) -> int:
     problem = output_problem(opts.out)
     if problem:
         print(f"fusionviz capture: cannot write the trace: {problem} (-o/--out)",
               file=sys.stderr)
         return 2
-    args = list(opts.script_args)
-    trace = run_capture(
-        opts.script, opts.out, timeout=opts.timeout, on_progress=Progress(),
-        on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,
-        config=parse_config(opts.config), device=opts.device, script_args=args,
-        timing=not opts.no_timing, what_if=tuple(opts.what_if),
-    )
+    args, progress = list(opts.script_args), Progress()
+    try:
+        trace = run_capture(
+            opts.script, opts.out, timeout=opts.timeout, on_progress=progress,
+            on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,
+            config=parse_config(opts.config), device=opts.device, script_args=args,
+            timing=not opts.no_timing, what_if=tuple(opts.what_if), poll=signals.poll,
+        )
+        signals.poll()  # one that came as the script ended
+    except Stopped as stop:
+        return _stopped(stop, progress, f"the trace so far is in {opts.out}")
     emit(summary_text(trace))
     problem = write_failure(trace.script)
     if problem:  # the script's status stands; the trace file is its last good state
@@ -85,7 +106,14 @@ def capture_command(opts: argparse.Namespace) -> int:
     return 0 if trace.script.status == "ok" else 1
 
 
-def _ranks_command(opts: argparse.Namespace) -> int:
+def _stopped(stop: Stopped, progress: Progress, where: str) -> int:
+    """One line, no traceback; 130 for SIGINT, 143 for SIGTERM (128 + its number)."""
+    progress.end_line()
+    print(f"fusionviz capture: cancelled ({stop.name}); {where}", file=sys.stderr)
+    return stop.exit_code
+
+
+def _ranks_command(opts: argparse.Namespace, signals: JobSignals) -> int:
     """``--nproc-per-node N``: every rank captured into the folder ``-o``, compared."""
     folder = Path(opts.out if opts.out != "trace.json.gz" else "ranks")
     if folder.name.endswith((".json", ".json.gz")):
@@ -97,14 +125,22 @@ def _ranks_command(opts: argparse.Namespace) -> int:
         print(f"fusionviz capture: cannot write the traces: {problem} (-o/--out)",
               file=sys.stderr)
         return 2
-    traces = run_ranks(
-        opts.script, str(folder), timeout=opts.timeout, on_progress=Progress(),
-        on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,
-        config=parse_config(opts.config), device=opts.device, script_args=list(opts.script_args),
-        timing=not opts.no_timing, nproc=opts.nproc_per_node, what_if=tuple(opts.what_if),
-    )
-    experiment = finish_ranks(opts.script, folder, traces,
-                              [p.name for p in rank_paths(folder, opts.nproc_per_node)])
+    paths, progress, stop = rank_paths(folder, opts.nproc_per_node), Progress(), None
+    try:
+        traces = run_ranks(
+            opts.script, str(folder), timeout=opts.timeout, on_progress=progress,
+            on_output=print, mode=opts.mode, benchmark_fusion=opts.benchmark_fusion,
+            config=parse_config(opts.config), device=opts.device,
+            script_args=list(opts.script_args), timing=not opts.no_timing,
+            nproc=opts.nproc_per_node, what_if=tuple(opts.what_if), poll=signals.poll,
+        )
+        signals.poll()
+    except Stopped as e:  # every rank's trace is settled: read them as they are
+        stop, traces = e, settle_traces(paths, exit_code=None)
+    experiment = finish_ranks(opts.script, folder, traces, [p.name for p in paths])
+    if stop:  # the comparison is written, so the folder opens as a finished job's
+        return _stopped(stop, progress, f"each rank's trace so far is in {folder}/ "
+                        f"(open it: fusionviz {folder})")
     for rank, trace in enumerate(traces):
         emit(f"rank {rank}: " + summary_text(trace).splitlines()[1])  # its status line
     emit(experiment.report)
