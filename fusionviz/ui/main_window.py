@@ -469,6 +469,8 @@ class MainWindow(QMainWindow):
         if device:
             parts.append(str(device))
         self.env_label.setText(" · ".join(parts))
+        if trace is not None and not trace.graphs and trace.script.status not in ("ok", "running"):
+            self.graph_view.set_message(script_failure(trace.script, 0).split("\n\n")[0])
         self._show_ranks()
         self._show_notices()
 
@@ -534,7 +536,8 @@ class MainWindow(QMainWindow):
     def _show_notices(self) -> None:
         lines = self.notice_lines()
         trace = self.state.trace
-        html = "".join(f"<p>⚠ {escape(line)}</p>" for line in lines) or "<p>No notices.</p>"
+        html = "".join(f"<p>⚠ {escape(line)}</p>".replace("\n", "<br>")  # a line's own lines
+                       for line in lines) or "<p>No notices.</p>"
         if trace is not None and trace.script.traceback:
             html += f"<pre>{escape(trace.script.traceback)}</pre>"
         self.notices.setHtml(html)

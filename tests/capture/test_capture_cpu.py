@@ -112,9 +112,12 @@ def test_syntax_error_is_reported(capture):
 
 
 def test_script_without_compile_says_so(capture):
+    from fusionviz.model.capture.no_graph import NOTHING
+
     trace = capture("no_compile.py")
     assert trace.script.status == "no_graphs"
-    assert "torch.compile" in trace.script.message
+    assert trace.script.message == NOTHING  # Dynamo recorded nothing: the old question
+    assert "does it call torch.compile" in trace.script.message
 
 
 def test_another_backend_is_named_as_the_reason_for_no_graph(capture):
@@ -122,6 +125,118 @@ def test_another_backend_is_named_as_the_reason_for_no_graph(capture):
     assert trace.script.status == "no_graphs"
     assert "Dynamo compiled 1 graph, but none reached Inductor" in trace.script.message
     assert 'backend="aot_eager"' in trace.script.message
+
+
+def _line_of(script: str, text: str) -> int:
+    lines = (SCRIPTS / script).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def test_a_compiled_ddp_module_gives_every_rank_dynamos_reason_and_the_fix(
+        tmp_path, capsys):
+    """torch.compile(DDP(model)) on torch 2.13: Dynamo skips DDP's forward and never
+    compiles the Sequential inside. Each rank's status says so, from the user's line,
+    and suggests DDP(torch.compile(model)); the terminal's rank lines too."""
+    from fusionviz.cli.main import main
+    from fusionviz.model.run.runner import rank_paths
+    from fusionviz.model.tracefile.io import load_trace
+
+    folder = tmp_path / "ranks"
+    assert main(["capture", "--nproc-per-node", "2", "--device", "cpu", "--no-timing",
+                 "-o", str(folder), str(SCRIPTS / "ddp_compile_outer.py")]) == 1
+    printed = capsys.readouterr().out
+    call = f"ddp_compile_outer.py:{_line_of('ddp_compile_outer.py', 'loss = step(')}"
+    for rank, path in enumerate(rank_paths(folder, 2)):
+        script = load_trace(path).script
+        assert script.status == "no_graphs", script.traceback
+        first, *rest = script.message.splitlines()
+        assert "Dynamo recorded 3 graph breaks and 3 skipped frames" in first
+        assert "DDP(torch.compile(model)), not torch.compile(DDP(model))" in first
+        assert f"rank {rank}: status   no_graphs: {first}" in printed
+        assert rest[0] == "What Dynamo recorded:"
+        # the skipped DDP function first (it has the advice), reached from the user's call
+        assert "`DistributedDataParallel._inside_ddp_forward`" in rest[1]
+        assert rest[1].startswith("- graph break: Attempted to call function marked as skipped")
+        assert f"from {call}]" in rest[1] and rest[1].endswith("(×2)")
+        assert any("Attempt to trace generator" in line and f"from {call}]" in line
+                   for line in rest)
+        assert "site-packages" not in script.message  # paths shortened
+        assert rest[-1].startswith("Also try: run with TORCH_LOGS=graph_breaks")
+        assert len(script.message) <= 2000
+
+
+def test_a_compiled_generator_and_prints_are_listed_bounded_with_the_users_lines(capture):
+    trace = capture("nothing_compiles.py", timing=False)
+    assert trace.script.status == "no_graphs", trace.script.traceback
+    first, heading, *rest = trace.script.message.splitlines()
+    assert "Dynamo recorded 6 graph breaks and 1 skipped frame" in first
+    assert "Try: compile the function that calls the generator" in first
+    listed = [line for line in rest if line.startswith("- ")]
+    assert len(listed) == 5 and "… and 2 more" in rest  # 7 places, the first 5 listed
+    gen = _line_of("nothing_compiles.py", "def batches")
+    assert listed[0] == ("- frame skipped: Attempt to trace generator: Generators cannot be "
+                         f"compiled directly with `torch.compile`. [at nothing_compiles.py:{gen}"
+                         " batches]")
+    prints = [_line_of("nothing_compiles.py", f'print("step", step{k})')
+              for k in ("", " + 1", " + 2", " + 3")]
+    assert [int(line.split("nothing_compiles.py:")[1].split()[0]) for line in listed[1:]] \
+        == prints
+    assert all("builtin operator `print`" in line for line in listed[1:])
+    assert rest[-2] == "Also try: move print() out of the compiled code: Dynamo breaks " \
+        "the graph at each call."
+
+
+def test_the_reasons_fit_the_bound_and_come_from_dynamos_counters_without_hooks():
+    """In this process: the reasons recorded by the hooks, cut to a small bound (whole
+    lines dropped, not text), and the same reasons from torch._dynamo's counters when
+    no hook recorded them (a torch whose hooks moved): without a place, so no advice
+    that needs one."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    from fusionviz.model.capture.dynamo_reasons import DynamoReasons
+    from fusionviz.model.capture.no_graph import LOGS, no_graph_message, reasons_message
+    from fusionviz.model.capture.patcher import Patcher
+
+    def batches(x):
+        yield x * 2.0
+
+    def say(step):
+        print("step", step)
+
+    def shout(step):
+        print("STEP", step)
+
+    errors = []
+    reasons = DynamoReasons()
+    patcher = Patcher(lambda where, tb: errors.append(tb))
+    torch._dynamo.reset()
+    counters.clear()
+    try:
+        reasons.install(patcher)
+        list(torch.compile(batches)(torch.randn(4)))
+        torch.compile(say)(1)
+        torch.compile(shout)(2)
+    finally:
+        patcher.undo()
+    try:
+        assert not errors, errors
+        assert [e.kind for e in reasons.events] == ["frame skipped", "graph break",
+                                                    "graph break"]
+        full = reasons_message(reasons.events, limit=2000)
+        assert full.count("\n- ") == 3 and "more" not in full
+        cut = reasons_message(reasons.events, limit=len(full) - 1)
+        assert len(cut) < len(full) and cut.count("\n- ") == 2
+        assert cut.splitlines()[0] == full.splitlines()[0] and "… and 1 more" in cut
+        from_counters = no_graph_message(None)
+        assert "Dynamo recorded 2 graph breaks and 1 skipped frame" in from_counters
+        assert "frame skipped: Attempt to trace generator" in from_counters
+        assert "[at " not in from_counters and "calls the generator" not in from_counters
+        assert "move print() out of the compiled code" in from_counters.splitlines()[0]
+        assert from_counters.splitlines()[-1] == f"Also try: {LOGS}."
+    finally:
+        counters.clear()
+        torch._dynamo.reset()
 
 
 def test_timeout_stops_the_script(capture):

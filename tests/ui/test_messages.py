@@ -82,3 +82,39 @@ def test_a_quiet_script_is_said_to_be_running_not_left_on_stale_progress(qtbot, 
                                             "script is running, ")
     assert "since its last progress (Esc cancels)" in progress.label.text()
     assert (quiet_for(35.2), quiet_for(125)) == ("35 s", "2 min 05 s")
+
+
+NO_GRAPH = Script(
+    path="/w/ddp.py", status="no_graphs",
+    message=("the script ran to the end but no graph reached Inductor: Dynamo recorded 2 "
+             "graph breaks and compiled no graph. Try: compile the module inside "
+             "DistributedDataParallel, DDP(torch.compile(model)), not "
+             "torch.compile(DDP(model)).\nWhat Dynamo recorded:\n- graph break: Attempted "
+             "to call function marked as skipped [in contextlib.py:105 __init__, from "
+             "ddp.py:26] (×2)\nAlso try: run with TORCH_LOGS=graph_breaks."))
+
+
+def test_a_message_of_several_lines_gives_its_first_line_then_the_rest_in_the_detail():
+    head, detail = script_failure(NO_GRAPH, 0).split("\n\n", 1)
+    assert head == ("ddp.py ended with status 'no_graphs': the script ran to the end but "
+                    "no graph reached Inductor: Dynamo recorded 2 graph breaks and compiled "
+                    "no graph. Try: compile the module inside DistributedDataParallel, "
+                    "DDP(torch.compile(model)), not torch.compile(DDP(model)). No graph was "
+                    "captured before that.")
+    assert detail.splitlines() == NO_GRAPH.message.splitlines()[1:]
+    asked = Script(path="/w/eager.py", status="no_graphs", message="does it call torch.compile?")
+    assert script_failure(asked, 0) == ("eager.py ended with status 'no_graphs': does it call "
+                                        "torch.compile? No graph was captured before that.")
+
+
+def test_a_trace_without_graphs_says_why_in_the_view_and_line_by_line_in_the_notices(
+        window, tmp_path):
+    from fusionviz.model.trace import Trace
+    from fusionviz.model.tracefile.io import save_trace
+
+    save_trace(Trace(script=NO_GRAPH), tmp_path / "t.json.gz")
+    assert window.open_trace(str(tmp_path / "t.json.gz")), window.errors
+    assert window.graph_view.message == script_failure(NO_GRAPH, 0).split("\n\n")[0]
+    shown = window.notices.toPlainText().splitlines()
+    assert shown[0].endswith("not torch.compile(DDP(model)).")
+    assert shown[1:] == NO_GRAPH.message.splitlines()[1:]  # each of its lines a line

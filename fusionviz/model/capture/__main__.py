@@ -15,6 +15,7 @@ import time
 import traceback
 import warnings
 
+from fusionviz.model.capture.no_graph import no_graph_message
 from fusionviz.model.run.protocol import progress_writer
 from fusionviz.model.run.settings import parse_config
 from fusionviz.model.trace import Script
@@ -125,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         status, code, message, tb = run_script(opts.script, opts.args)
     hooks.uninstall()
     if status == "ok" and not rec.graphs:
-        status, message = "no_graphs", no_graph_message()
+        status, message = "no_graphs", no_graph_message(getattr(rec, "reasons", None),
+                                                        limit=MAX_MESSAGE)
     rec.finish(Script(path=script.path, argv=script.argv, status=status, exit_code=code,
                       message=message[:MAX_MESSAGE], traceback=_tail(tb),
                       duration_s=time.perf_counter() - t0))
@@ -142,23 +144,6 @@ def _tail(text: str) -> str:
     if len(text) <= MAX_TRACEBACK:
         return text
     return f"[… {len(text) - MAX_TRACEBACK} characters cut …]\n" + text[-MAX_TRACEBACK:]
-
-
-def no_graph_message() -> str:
-    """Why a script that ran to its end gave Inductor no graph: Dynamo compiled nothing,
-    or it compiled graphs for another backend (``backend="aot_eager"``, a custom one)."""
-    import torch
-
-    counters = getattr(getattr(torch, "_dynamo", None), "utils", None)
-    stats = getattr(counters, "counters", {}).get("stats", {}) if counters else {}
-    compiled = int(stats.get("unique_graphs", 0) or 0)
-    if compiled:
-        return (f"the script ran to the end and Dynamo compiled {compiled} graph"
-                f"{'s' if compiled != 1 else ''}, but none reached Inductor: its "
-                "torch.compile uses another backend (e.g. backend=\"aot_eager\"). "
-                "fusionviz shows Inductor's fusion: use the default backend (\"inductor\")")
-    return ("the script ran to the end but no graph reached Inductor: does it call "
-            "torch.compile and run the compiled function?")
 
 
 def _plain(v) -> bool:

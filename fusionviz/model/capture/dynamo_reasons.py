@@ -18,6 +18,9 @@ trace's ``capabilities.missing`` and the capture goes on without it):
   context (else the reasons wait for the next compile id seen). Without the hook,
   ``torch._dynamo.utils.get_compilation_metrics()``'s ``recompile_reason`` (the first
   reason of each recompile) is read instead.
+- ``convert_frame.format_error_msg(exc, code, ...)`` (2.5 … 2.14): Dynamo gives up on
+  a frame (it runs eagerly) and formats why ("WON'T CONVERT ..."); with the graph
+  breaks, these are ``events``, what the no-graph message lists (``no_graph``).
 
 The wrappers call the originals unchanged and only read their arguments and
 results: nothing is logged or printed, Dynamo's logging artifacts (``graph_breaks``,
@@ -30,6 +33,12 @@ import importlib
 import inspect
 import re
 
+from fusionviz.model.capture.dynamo_events import (
+    FRAME_SKIPPED,
+    GRAPH_BREAK,
+    DynamoEvent,
+    event,
+)
 from fusionviz.model.capture.patcher import Patcher
 from fusionviz.model.trace import BreakReason
 
@@ -69,15 +78,21 @@ class DynamoReasons:
         self._seen: dict[str, int] = {}  # compile id → len(_log) when it was first seen
         self._pending: list[str] = []  # recompile reasons seen outside a compile context
         self._use_metrics = False  # no recompile hook: read Dynamo's compile metrics
+        self.events: list[DynamoEvent] = []  # graph breaks and skipped frames, as met
+        self.watching: set[str] = set()  # the kinds of event a hook records
         self._p: Patcher | None = None
 
     # -- installation ---------------------------------------------------------------
     def install(self, p: Patcher) -> None:
         self._p = p
         output_graph = _module("torch._dynamo.output_graph")
-        p.wrap(getattr(output_graph, "OutputGraph", None), "compile_subgraph",
-               self._compile_subgraph, "OutputGraph.compile_subgraph (graph-break reasons)")
+        if p.wrap(getattr(output_graph, "OutputGraph", None), "compile_subgraph",
+                  self._compile_subgraph, "OutputGraph.compile_subgraph (graph-break reasons)"):
+            self.watching.add(GRAPH_BREAK)
         convert_frame = _module("torch._dynamo.convert_frame")
+        if p.wrap(convert_frame, "format_error_msg", self._format_error_msg,
+                  "convert_frame.format_error_msg (skipped frames)"):
+            self.watching.add(FRAME_SKIPPED)
         found = next((n for n in _RECOMPILE_HOOKS if n in getattr(convert_frame, "__dict__", {})),
                      _RECOMPILE_HOOKS[0])
         if not p.wrap(convert_frame, found, self._recompile_reasons,
@@ -125,6 +140,23 @@ class DynamoReasons:
         if rec not in found:  # the same break seen again by a restarted analysis
             found.append(rec)
             self._log.append(rec)
+            stack = getattr(reason, "user_stack", None) or ()
+            self.events.append(event(GRAPH_BREAK, rec.reason, (rec.file, rec.line, rec.function),
+                                     stack))
+
+    def _format_error_msg(self, orig):
+        def format_error_msg(exc, code, *args, **kwargs):
+            self._p.guard("skipped frame", self._on_skip, exc, code)
+            return orig(exc, code, *args, **kwargs)
+
+        return format_error_msg
+
+    def _on_skip(self, exc, code) -> None:
+        text = str(exc)[:MAX_TEXT] or type(exc).__name__
+        at = (str(getattr(code, "co_filename", "") or ""),
+              int(getattr(code, "co_firstlineno", 0) or 0),
+              user_function(str(getattr(code, "co_name", "") or "")))
+        self.events.append(event(FRAME_SKIPPED, text, at))
 
     def _recompile_reasons(self, orig):
         def get_recompilation_reasons(*args, **kwargs):
