@@ -18,13 +18,22 @@ c. Reference: ``python SCRIPT --size S --modes-wall DIR/NAME.modes.json``, a sep
 d. Compare each side's recorded wall median with the reference's, and the CUDA graphs
    speedup over the compiled step, recorded against reference.
 
-Printed as a table and written to DIR/cudagraphs_whatif.json. Exits 0 whatever it finds.
+With ``--user-mode`` the user compiles with ``mode="reduce-overhead"`` themselves
+(``SCRIPT --compile-mode reduce-overhead``) and no what-if is asked: the entry's
+compiled side then replays CUDA graphs, timed after the script has ended. Its eager and
+compiled figures are compared with the reference's eager and CUDA graphs ones, and the
+loss the captured script printed with the one a plain run of the same command printed
+(the capture must not change it).
+
+Printed as a table and written to DIR/cudagraphs_whatif.json (or
+DIR/user_cudagraphs.json). Exits 0 whatever it finds.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -35,13 +44,17 @@ from eager_fidelity import _child, _fmt, model_runs, result_row
 MODELS = ("mlp_train", "resnet50_train", "gpt2_train", "bert_fp16_infer")
 PLAIN = ("mlp_train",)
 SIDES = (("eager", "eager"), ("compiled", "compiled"), ("cudagraphs", "cudagraphs"))
+# --user-mode: the reference side, the entry's field
+USER_SIDES = (("eager", "eager"), ("cudagraphs", "compiled"))
+USER_MODE = ("--compile-mode", "reduce-overhead", "--steps", "5")
 
 
 def _median(samples) -> float | None:
     return statistics.median(samples.wall) if samples and samples.wall else None
 
 
-def compare(trace_path: Path, ref_path: Path, plain_path: Path | None) -> dict:
+def compare(trace_path: Path, ref_path: Path, plain_path: Path | None,
+            sides=SIDES) -> dict:
     from fusionviz.model.report.eager_cudagraphs import graphed
     from fusionviz.model.report.eager_explain import explain
     from fusionviz.model.tracefile.io import load_trace
@@ -58,7 +71,7 @@ def compare(trace_path: Path, ref_path: Path, plain_path: Path | None) -> dict:
                  "fixes": [f.fix for f in ex.findings if f.fix],
                  "graphs": [(gr.kind, gr.compile_id) for gr in trace.graphs],
                  "recompiles": sum(1 for gr in trace.graphs if gr.recompile_reasons)}
-    for side, field in SIDES:
+    for side, field in sides:
         for part in ("forward", "backward"):
             samples = getattr(e, f"{field}_{part}")
             rec, want = _median(samples), ref.get(f"{side}_{part}_wall_ms")
@@ -81,7 +94,48 @@ def compare(trace_path: Path, ref_path: Path, plain_path: Path | None) -> dict:
     return out
 
 
+def _loss(log: Path) -> str | None:
+    """The exact loss a workload printed (``done: ... (exactly X)``)."""
+    found = re.findall(r"\(exactly ([^)]*)\)", log.read_text()) if log.exists() else []
+    return found[-1] if found else None
+
+
+def user_mode(argv: list[str]) -> int:
+    """``--user-mode``: the script itself compiles with CUDA graphs."""
+    opts, out, runs = model_runs(argv, MODELS[:2], "user_cudagraphs_out")
+    results = {}
+    for name, script in runs:
+        trace, ref = out / f"{name}.json.gz", out / f"{name}.modes.json"
+        args = ["--size", opts.size, *USER_MODE]
+        rc_c, s_c = _child([sys.executable, "-m", "fusionviz", "capture", str(script),
+                            "--device", opts.device, "-o", str(trace), "--", *args],
+                           out / f"{name}.capture.log", opts.timeout)
+        _child([sys.executable, str(script), "--device", opts.device, *args],
+               out / f"{name}.plain.log", opts.timeout)
+        rc_r, s_r = _child([sys.executable, str(script), "--size", opts.size, "--device",
+                            opts.device, "--modes-wall", str(ref)],
+                           out / f"{name}.modes.log", opts.timeout)
+        row = result_row((rc_c, s_c), (rc_r, s_r), (trace, ref),
+                         functools.partial(compare, trace, ref, None, USER_SIDES))
+        row["loss_captured"] = _loss(out / f"{name}.capture.log")
+        row["loss_plain"] = _loss(out / f"{name}.plain.log")
+        row["same_loss"] = (row["loss_plain"] is not None
+                            and row["loss_captured"] == row["loss_plain"])
+        results[name] = row
+        print(f"{name}: capture rc {rc_c} ({s_c:.0f} s), reference rc {rc_r} ({s_r:.0f} s)",
+              flush=True)
+    (out / "user_cudagraphs.json").write_text(json.dumps(results, indent=1))
+    _table(results, USER_SIDES)
+    for name, r in results.items():
+        print(f"{name}: loss captured {r['loss_captured']}, plain {r['loss_plain']}: "
+              f"{'same' if r['same_loss'] else 'DIFFERENT'}; note: {r.get('note')}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--user-mode" in argv:
+        return user_mode([a for a in argv if a != "--user-mode"])
     opts, out, runs = model_runs(argv, MODELS, "cudagraphs_whatif_out")
     results = {}
     for name, script in runs:
@@ -106,16 +160,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _table(results: dict) -> None:
+def _table(results: dict, sides=SIDES) -> None:
     print("\nwall ms per call, recorded in the capture / reference run without fusionviz "
           "(ratio)")
-    print(f"{'model':16} {'part':8} " + " ".join(f"{s:>24}" for s, _ in SIDES)
+    print(f"{'model':16} {'part':8} " + " ".join(f"{s:>24}" for s, _ in sides)
           + f" {'CUDA graphs vs compiled, rec / ref':>36}")
     for name, r in results.items():
         for i, part in enumerate(("forward", "backward")):
             cells = [f"{_fmt(r.get(f'{s}_{part}_recorded'))} / "
                      f"{_fmt(r.get(f'{s}_{part}_reference'))} "
-                     f"({_fmt(r.get(f'{s}_{part}_ratio'), '{:.2f}')})" for s, _ in SIDES]
+                     f"({_fmt(r.get(f'{s}_{part}_ratio'), '{:.2f}')})" for s, _ in sides]
             speed = (f"{_fmt(r.get('speedup_recorded'), '{:.2f}x')} / "
                      f"{_fmt(r.get('speedup_reference'), '{:.2f}x')} ({r.get('verdict', '-')})"
                      if i == 0 else "")

@@ -4,7 +4,8 @@
 --eager-profile OUT.json --modes-wall OUT.json``, seeds with ``torch.manual_seed(0)``,
 calls ``build(device, size) -> Workload`` and then either
 
-- runs ``torch.compile(w.module)`` (default options) for N steps (the default), or
+- runs ``torch.compile(w.module)`` (default options, or ``--compile-mode``) for N steps
+  (the default), or
 - with ``--eager-profile``, never compiles: times and profiles the plain eager module
   and writes a JSON summary (wall medians, device time per side, kernels per side), or
 - with ``--compiled-profile``, compiles with the given Inductor settings and mode and
@@ -102,8 +103,8 @@ def _finish(w: Workload, opt) -> None:
     (opt or w.module).zero_grad(set_to_none=True)
 
 
-def run_compiled(w: Workload, device: str, steps: int) -> None:
-    cm = torch.compile(w.module)
+def run_compiled(w: Workload, device: str, steps: int, mode: str | None = None) -> None:
+    cm = torch.compile(w.module, mode=mode) if mode else torch.compile(w.module)
     opt = _optimizer(w)
     value = float("nan")
     for _ in range(steps):
@@ -117,7 +118,7 @@ def run_compiled(w: Workload, device: str, steps: int) -> None:
                 value = first_tensor(_forward(w, cm, device)).float().abs().sum()
     _sync(device)
     what = "loss" if w.train else "checksum"
-    print(f"done: {steps} steps, {what} {float(value):.4g}")
+    print(f"done: {steps} steps, {what} {float(value):.4g} (exactly {float(value)!r})")
 
 
 def _side(evt) -> str:
@@ -340,12 +341,16 @@ def main(build: Callable[[str, str], Workload]) -> None:
     ap.add_argument("--compiled-profile", metavar="OUT.json", default=None)
     ap.add_argument("--inductor", action="append", default=[], metavar="KEY=VALUE",
                     help="an Inductor setting for --compiled-profile (repeatable)")
+    ap.add_argument("--no-cudnn-attention", action="store_true", help="SDPA without its "
+                    "cuDNN backend, as on GPUs before Hopper (an A100 never picks it)")
     ap.add_argument("--compile-mode", default=None, help="torch.compile mode "
-                    "(--compiled-profile)")
+                    "(the compiled run, --compiled-profile)")
     opts = ap.parse_args()
     device = opts.device
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
+    if opts.no_cudnn_attention and hasattr(torch.backends.cuda, "enable_cudnn_sdp"):
+        torch.backends.cuda.enable_cudnn_sdp(False)
     torch.manual_seed(0)
     w = build(device, opts.size)
     n_params = sum(p.numel() for p in w.module.parameters())
@@ -359,4 +364,4 @@ def main(build: Callable[[str, str], Workload]) -> None:
     elif opts.compiled_profile:
         compiled_profile(w, device, opts.inductor, opts.compile_mode, opts.compiled_profile)
     else:
-        run_compiled(w, device, opts.steps)
+        run_compiled(w, device, opts.steps, opts.compile_mode)

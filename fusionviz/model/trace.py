@@ -447,6 +447,9 @@ class Entry:
     cudagraphs_forward: Samples | None = None
     cudagraphs_backward: Samples | None = None
     cudagraphs_note: str = ""  # why it was not timed, or what was unusual
+    # the user compiled it with CUDA graphs (mode="reduce-overhead"): its compiled side
+    # replays them, timed after the script had ended
+    compiled_cudagraphs: bool = False
 
 
 @dataclass(frozen=True)

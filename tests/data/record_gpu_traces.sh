@@ -35,6 +35,10 @@ for spec in "${@:-mlp_block graph_break hub_branches spill_branches}"; do
       # committed: its forward graph only (save_trace with graphs=(forward,)), under 200 KB
       resnet50) cap gpu_resnet50_train.json.gz benchmarks/eager_models/resnet50_train.py --size full ;;
       extern_ops) cap gpu_extern_ops.json.gz tests/data/scripts/extern_ops.py ;;
+      mlp_user) cap gpu_mlp_train_user_cudagraphs.json.gz benchmarks/eager_models/mlp_train.py \
+                  --size full --compile-mode reduce-overhead --steps 5 ;;
+      bert_nocudnn) cap gpu_bert_fp16_nocudnn_infer.json.gz benchmarks/eager_models/bert_fp16_infer.py \
+                  --size full --no-cudnn-attention ;;
     esac
   done
 done

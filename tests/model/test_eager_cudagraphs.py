@@ -96,3 +96,42 @@ def test_a_cpu_figure_is_approximate_only_where_page_faults_are_a_large_share():
         assert bool(ex.faulting) == flagged and bool(ex.memory) == flagged
     text = "\n".join(entry_lines(Trace(entries=(entry(4096.0),))))
     assert "approximate: page faults per call: eager forward 4,096" in text
+
+
+@pytest.fixture(scope="module")
+def user_graphs():
+    """``mlp_train.py --compile-mode reduce-overhead``: the user's own CUDA graphs (H100)."""
+    return load_trace(str(DATA / "gpu_mlp_train_user_cudagraphs.json.gz"))
+
+
+def test_a_callable_the_user_runs_under_cuda_graphs_is_timed_after_the_script(user_graphs):
+    (entry,) = user_graphs.entries
+    assert entry.compiled_cudagraphs and entry.grad
+    assert entry.note.startswith("timed after your script ended, on copies of its first")
+    for samples in (entry.eager_forward, entry.compiled_forward, entry.eager_backward,
+                    entry.compiled_backward):
+        assert len(samples.wall) >= 5 and len(samples.device) == 3
+        assert all(ms > 0 for ms in samples.device)
+    # no what-if was asked: no third side
+    assert entry.cudagraphs_forward is None and entry.cudagraphs_note == ""
+    # the extra calls compiled nothing: the user's forward and backward only
+    assert [(g.kind, g.compile_id) for g in user_graphs.graphs] == [("forward", "0/0"),
+                                                                   ("backward", "0/0")]
+    # the graphs' eager figure is the program's own (it was "not timed" before)
+    assert user_graphs.graphs[0].timing.eager_source.startswith("your program, eager")
+
+
+def test_under_cuda_graphs_the_explanation_does_not_advise_cuda_graphs(user_graphs):
+    ex = explain(user_graphs, user_graphs.entries[0])
+    assert ex.headline().startswith("DeepMLP: compiled (CUDA graphs) ")
+    launch = launch_finding(ex)
+    assert launch is not None and launch.fix.startswith("it already replays CUDA graphs")
+    assert "--what-if" not in launch.fix
+    host = dict(ex.budget)["host time beyond the device (wall - device)"]
+    assert host.endswith("(replayed from CUDA graphs)")
+    (doc,) = eager_json(user_graphs)
+    assert doc["compiled_cudagraphs"] is True and doc["cudagraphs"] is None
+    assert "compiled (CUDA graphs)" in "\n".join(entry_lines(user_graphs))
+    # a trace recorded with the what-if is not under the user's own CUDA graphs
+    assert eager_json(load_trace(str(DATA / "gpu_mlp_train_cudagraphs.json.gz")))[0][
+        "compiled_cudagraphs"] is False

@@ -82,6 +82,31 @@ def test_bert_says_which_modules_lost_time_to_a_mask_only_the_graph_builds(bert)
     assert "! attention is" in text
 
 
+def test_a_fused_kernel_swapped_for_a_slower_one_is_named_with_its_modules():
+    """H100, SDPA's cuDNN backend off (as before Hopper): eager runs flash attention
+    without a mask; the compiled graph builds a dense mask and runs memory-efficient
+    attention (``gpu_bert_fp16_nocudnn_infer.json.gz``)."""
+    trace = load_trace(str(DATA / "gpu_bert_fp16_nocudnn_infer.json.gz"))
+    (entry,) = trace.entries
+    ex = explain(trace, entry)
+    assert ex.headline().startswith("BertModel: compiled ")
+    assert ex.headline().endswith("device per call: 1.18x slower")
+    swap = next(f for f in ex.findings if f.title.startswith("attention"))
+    assert swap.title.startswith("attention runs efficient under compile where eager ran "
+                                 "flash in 12 modules (encoder.layer.*.attention.self): +")
+    assert len(swap.modules) == 12 and "builds an attention mask" in swap.detail
+    mp = module_map(trace, entry, "forward")
+    assert mp.coverage == pytest.approx(1.0)
+    attn = mp.modules["encoder.layer.3.attention.self"]
+    assert [k.name.split("<")[0] for k in attn.eager if k.ms > 0.01] == [
+        "void pytorch_flash::flash_fwd_kernel"]
+    assert [s.kernel.name.split(":")[0] for s in attn.compiled if s.ms > 0.01] == [
+        "torch.ops.aten._scaled_dot_product_efficient_attention.default"]
+    assert attn.own_compiled_ms > 2 * attn.own_eager_ms
+    text = summary_text(trace)
+    assert "! attention runs efficient under compile where eager ran flash" in text
+
+
 def test_a_train_step_is_timed_forward_and_backward_and_found_launch_bound(llama):
     (entry,) = llama.entries
     assert entry.grad and entry.name == "LossOf" and entry.compile_ids == ("0/0",)

@@ -124,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     with torch._inductor.config.patch(settings):
         status, code, message, tb = run_script(opts.script, opts.args)
+        if status == "ok":  # (else the waiting entries say it did not end normally)
+            rec.run_after_script()
     hooks.uninstall()
     if status == "ok" and not rec.graphs:
         status, message = "no_graphs", no_graph_message(getattr(rec, "reasons", None),

@@ -106,6 +106,7 @@ class _Side:
         self.faults: dict[str, list[float]] = {"fwd": [], "bwd": []}  # per call (CPU)
         self.backward_ok = grad
         self.why_no_backward = ""
+        self.graphs = name == GRAPHED  # it replays CUDA graphs: each call a new step
 
     def mode(self):
         """The context of one call, entered outside the timed part: for the eager side
@@ -113,7 +114,7 @@ class _Side:
         parameter's cast until its outermost context exits: a program's step enters it
         anew, so each call here casts again, as the step does."""
         torch.clear_autocast_cache()
-        if self.name == GRAPHED:  # each call a new step: its replays may reuse memory
+        if self.graphs:  # each call a new step: its replays may reuse memory
             getattr(torch.compiler, "cudagraph_mark_step_begin", lambda: None)()
         return eager_mode() if self.eager else contextlib.nullcontext()
 
@@ -252,13 +253,15 @@ class Result:
 
 
 def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
-                    cuda: bool, grad_mode: bool | None = None, graphed=None) -> Result:
+                    cuda: bool, grad_mode: bool | None = None, graphed=None,
+                    compiled_cudagraphs: bool = False) -> Result:
     """Eager vs compiled, forward (and backward where ``grad``), on copies of
     ``inputs`` = (args, kwargs), under the grad mode of the user's call (``grad_mode``,
     default ``grad``: Dynamo guards on it, another would compile again); the user's
     state and RNG as they were afterwards. ``graphed``: (the callable compiled under
     CUDA graphs, the context to call it in), timed as a third side
-    (``--what-if reduce-overhead``); its failure costs only its own figures."""
+    (``--what-if reduce-overhead``); its failure costs only its own figures.
+    ``compiled_cudagraphs``: the compiled callable itself runs under CUDA graphs."""
     grad_mode = grad if grad_mode is None else grad_mode
     res = Result()
     if not cuda:
@@ -267,6 +270,7 @@ def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
     params = [p for r in roots if isinstance(r, torch.nn.Module) for p in r.parameters()]
     eager = _Side(eager_fn, inputs, grad, cuda, eager=True, params=params)
     compiled = _Side(compiled_fn, inputs, grad, cuda, eager=False, params=params)
+    compiled.graphs = compiled_cudagraphs
     sides = [eager, compiled]
     try:
         with preserved_rng(), torch.set_grad_enabled(grad_mode):
@@ -279,7 +283,8 @@ def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
                                  "modules' and optimizers' tensors kept")
             if graphed is not None:
                 sides += _graphed_side(graphed, inputs, grad, cuda, params, res)
-            for _ in range(WARMUP):
+            # cudagraph trees run a call as is, record the next, replay after
+            for _ in range(WARMUP + 1 if compiled_cudagraphs else WARMUP):
                 for side in sides:
                     side.step(record=False)
             if not cuda:

@@ -10,6 +10,7 @@ and the compiled one are timed on copies of that call's inputs
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import traceback
 import types
@@ -116,37 +117,56 @@ class _Watch:
             self.rec.add_entry(_note(base, "not timed under torch.distributed: the extra "
                                            "calls would issue collectives on one rank only"))
             return
-        if cuda and self.cudagraphs:
-            self.rec.add_entry(_note(base, "not timed under CUDA graphs: each extra "
-                                           "call would overwrite the outputs your call "
-                                           "returned (they live in the graphs' memory)"))
-            return
         if torch.is_inference_mode_enabled():
             self.rec.add_entry(_note(base, "not timed: called under torch.inference_mode"))
             return
-        self.rec.progress("entry_timing", name=self.name)
         roots = roots_of(self.eager, args, kwargs)
-        graphed, why_not = self._what_if(cuda)
+        if cuda and self.cudagraphs:  # timed when the script has ended
+            waiting = _note(base, WAITING)  # what stays if the script dies
+            self.rec.add_entry(waiting)
+            self.rec.after_script.append(functools.partial(
+                self._time, base, inputs, flat, roots, grad, user_context(), waiting))
+            return
+        self._time(base, inputs, flat, roots, grad)
+
+    def _time(self, base: Entry, inputs, flat, roots, grad: bool,
+              context=contextlib.nullcontext, waiting: Entry | None = None) -> None:
+        """Eager vs compiled on copies of the first call's ``inputs``. With an entry
+        ``waiting``, the compiled side replays CUDA graphs: this runs after the script,
+        inside the ``context`` of autocast the first call had, and replaces it."""
+        cuda, graphs = any(a.is_cuda for a in flat), waiting is not None
+        add = functools.partial(self.rec.add_entry, replacing=waiting)
+        self.rec.progress("entry_timing", name=self.name)
+        if graphs:  # the what-if would measure what the callable already does
+            graphed, why_not = None, ("your callable already runs under CUDA graphs"
+                                      if WHAT_IF_CUDAGRAPHS in self.rec.what_if else "")
+        else:
+            graphed, why_not = self._what_if(cuda)
         _busy[0] += 1
         try:
-            res = measure_program(self.eager, self.compiled, inputs, roots,
-                                  grad=grad and _wants_grad(flat, roots), cuda=cuda,
-                                  grad_mode=grad, graphed=graphed)
+            with context():
+                res = measure_program(self.eager, self.compiled, inputs, roots,
+                                      grad=grad and _wants_grad(flat, roots), cuda=cuda,
+                                      grad_mode=grad, graphed=graphed,
+                                      compiled_cudagraphs=graphs)
         except Exception as e:  # noqa: BLE001 - measuring must never break the user's run
-            self.rec.add_entry(_note(base, f"not timed: {type(e).__name__}: {e}"))
+            add(_note(base, f"not timed: {type(e).__name__}: {e}"))
             return
         finally:
             _busy[0] -= 1
+        if graphs:
+            res.notes.insert(0, AFTER_SCRIPT)
         method = ("interleaved calls, wall time around each; device time from the CUDA "
                   "profiler" if cuda else "interleaved calls, wall time around each (CPU)")
-        self.rec.add_entry(Entry(
-            name=self.name, kind=self.kind, compile_ids=cids, grad=res.eager_backward is not None,
+        add(Entry(
+            name=self.name, kind=self.kind, compile_ids=base.compile_ids,
+            grad=res.eager_backward is not None,
             eager_forward=res.eager_forward, compiled_forward=res.compiled_forward,
             eager_backward=res.eager_backward, compiled_backward=res.compiled_backward,
             kernels=res.kernels, method=method, note="; ".join(res.notes),
             load={} if cuda else {**machine_load(), **res.load}, restored=res.restored,
             cudagraphs_forward=res.graphed_forward, cudagraphs_backward=res.graphed_backward,
-            cudagraphs_note=why_not or res.graphed_note))
+            cudagraphs_note=why_not or res.graphed_note, compiled_cudagraphs=graphs))
 
     def _what_if(self, cuda: bool):
         """(the callable compiled again under CUDA graphs, or None; why not) when the
@@ -165,6 +185,34 @@ class _Watch:
 
 
 WHAT_IF_CUDAGRAPHS = WHAT_IFS[0]  # "reduce-overhead"
+WAITING = ("under CUDA graphs: to be timed when your script has ended (a call made "
+           "during the run would overwrite the outputs your calls returned); the script "
+           "did not end normally, so it was not")
+AFTER_SCRIPT = ("timed after your script ended, on copies of its first call's inputs: "
+                "under CUDA graphs a call made during the run would overwrite the outputs "
+                "your calls returned (they live in the graphs' memory)")
+
+
+def user_context():
+    """A function giving the autocast state of now (CUDA and CPU), to enter later."""
+    states = []
+    for device in ("cuda", "cpu"):
+        try:
+            if torch.is_autocast_enabled(device):
+                states.append((device, torch.get_autocast_dtype(device)))
+        except (TypeError, AttributeError):  # torch < 2.4: no per-device queries
+            if device == "cuda" and torch.is_autocast_enabled():
+                states.append((device, torch.get_autocast_gpu_dtype()))
+    cache = torch.is_autocast_cache_enabled()
+
+    @contextlib.contextmanager
+    def enter():
+        with contextlib.ExitStack() as stack:
+            for device, dtype in states:
+                stack.enter_context(torch.autocast(device, dtype=dtype, cache_enabled=cache))
+            yield
+
+    return enter
 
 
 def _cudagraphs_variant(orig, rec, fn, args: tuple, kwargs: dict):

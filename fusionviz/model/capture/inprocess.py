@@ -23,5 +23,6 @@ def capturing(out: str, *, measure_runtime: bool = False, emit=None) -> Iterator
     rec.capabilities = Capabilities(tuple(hooks.p.installed), tuple(hooks.p.missing))
     try:
         yield rec
+        rec.run_after_script()
     finally:
         hooks.uninstall()

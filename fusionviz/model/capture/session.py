@@ -118,6 +118,7 @@ class Recorder:
         self.graphs: list[GraphRecord] = []
         self.baselines: dict[str, Baseline] = {}  # compile id → its Dynamo graph run eagerly
         self.entries: list = []  # what the user compiled, timed eager vs compiled (Entry)
+        self.after_script: list = []  # measurements that wait for the script's end
         self.reasons = DynamoReasons()  # compile id → graph-break and recompile reasons
         self.current: GraphRecord | None = None
         # FX passes that changed collectives, seen before the graph they belong to starts
@@ -256,10 +257,22 @@ class Recorder:
             self.baselines[key] = Baseline(why_not=f"{type(e).__name__}: {e}")
         self.save()
 
-    def add_entry(self, entry) -> None:
-        """A compiled callable's eager-vs-compiled times (``entries.py``)."""
-        self.entries.append(entry)
+    def add_entry(self, entry, replacing=None) -> None:
+        """A compiled callable's eager-vs-compiled times (``entries.py``), in place of
+        the entry ``replacing`` (the same object) where that one is held."""
+        at = next((i for i, e in enumerate(self.entries) if e is replacing), None)
+        if at is None:
+            self.entries.append(entry)
+        else:
+            self.entries[at] = entry
         self.save()
+
+    def run_after_script(self) -> None:
+        """The measurements that had to wait until the user's script ended (a callable
+        under CUDA graphs), each guarded."""
+        waiting, self.after_script = self.after_script, []
+        for fn in waiting:
+            self.guarded(fn)
 
     def _program_baselines(self) -> dict[str, object]:
         """compile id -> the entry whose first call compiled that frame alone."""

@@ -19,6 +19,10 @@ from fusionviz.model.report.eager_figures import (
 )
 from fusionviz.model.trace import Entry
 
+ALREADY = ("it already replays CUDA graphs (mode=\"reduce-overhead\"): the host time "
+           "left is Python around the call, guards, the copies of inputs into the graphs' "
+           "static buffers, and eager code between graphs (graph breaks): look for graph "
+           "breaks and recompiles first")
 ASK = ("measure it: fusionviz capture SCRIPT --what-if reduce-overhead (or the Measure CUDA graphs "
        "button of the Compiled vs eager pane) times your callable compiled again with "
        "CUDA graphs beside eager and as compiled")
@@ -69,6 +73,8 @@ def graphed(entry: Entry) -> Graphed | None:
 def fix_text(entry: Entry, eager_wall_ms: float | None) -> str:
     """The launch-bound finding's fix: the measured figure where there is one, else
     how to measure it (and why it was not, when it was asked for)."""
+    if entry.compiled_cudagraphs:
+        return ALREADY
     g = graphed(entry)
     if g is not None and "wall" in g.step:
         return "CUDA graphs, measured: " + g.text("wall", eager_wall_ms) + "."

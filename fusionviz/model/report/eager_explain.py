@@ -114,7 +114,8 @@ class Explained:
         if clock == "wall" and self.busy:
             how = f"uncertain, {self.busy} ({how} as measured)"
         what = "forward + backward" if self.entry.grad else "per call"
-        return (f"{self.entry.name}: compiled {compiled:.3f} ms vs eager {eager:.3f} ms "
+        return (f"{self.entry.name}: compiled{headline_clock(self.entry)} {compiled:.3f} ms"
+                f" vs eager {eager:.3f} ms "
                 f"{clock} {what}: {how}")
 
 
@@ -150,8 +151,10 @@ def _budget(trace: Trace, ex: Explained) -> list[tuple[str, str]]:
     if "device" in ex.step and "wall" in ex.step:
         (ew, cw), (ed, cd) = ex.step["wall"], ex.step["device"]
         launches = [s.launches for s in (e.eager_forward, e.compiled_forward) if s]
+        replayed = " (replayed from CUDA graphs)" if e.compiled_cudagraphs else ""
         per_call = (f"; kernels launched per forward: eager {launches[0]:g}, compiled "
-                    f"{launches[1]:g}" if len(launches) == 2 and None not in launches else "")
+                    f"{launches[1]:g}{replayed}"
+                    if len(launches) == 2 and None not in launches else "")
         rows.append(("host time beyond the device (wall - device)",
                      f"compiled {cw - cd:.3f} ms vs eager {ew - ed:.3f} ms per call{per_call}"))
     frames = len(e.compile_ids)
@@ -372,6 +375,11 @@ def _launch_bound(ex: Explained) -> Finding | None:
                 "guards and launch overhead per kernel set the pace, so device-time savings "
                 "do not reach the wall clock."),
         fix=eager_cudagraphs.fix_text(ex.entry, ew))
+
+
+def headline_clock(entry: Entry) -> str:
+    """`` (CUDA graphs)`` after "compiled" where the compiled side replays them."""
+    return " (CUDA graphs)" if entry.compiled_cudagraphs else ""
 
 
 def launch_finding(ex: Explained) -> Finding | None:

@@ -52,7 +52,7 @@ def _entry(ex: Explained) -> dict:
         "approximate": ex.memory,
         "forward": _versus(ex.forward), "backward": _versus(ex.backward),
         "step": {clock: {"eager_ms": a, "compiled_ms": b} for clock, (a, b) in ex.step.items()},
-        "launches_per_forward": launches,
+        "launches_per_forward": launches, "compiled_cudagraphs": e.compiled_cudagraphs,
         "budget": [{"what": w, "text": t} for w, t in ex.budget],
         "findings": [{"title": f.title, "detail": f.detail, "fix": f.fix,
                       "modules": list(f.modules)} for f in ex.findings],
