@@ -336,6 +336,19 @@ class BreakReason:
 
 
 @dataclass(frozen=True)
+class Split:
+    """This graph is one piece of a Dynamo graph another pass split before Inductor:
+    Dynamo's DDP optimizer cuts at DistributedDataParallel's bucket boundaries, and
+    Inductor compiles each piece (forward and backward) on its own."""
+
+    by: str = "DDP optimizer"
+    piece: int = 0  # 0-based, in forward order (the bucket DDP all-reduces last first)
+    pieces: int = 1
+    params: tuple[str, ...] = ()  # the bucket's parameters, by the graph's names
+    bytes: int = 0  # their size: what the bucket's all-reduce moves
+
+
+@dataclass(frozen=True)
 class Graph:
     """One compiled graph: a graph-break piece, forward, backward or inference."""
 
@@ -371,6 +384,7 @@ class Graph:
     # realize_opcount_threshold) instead of inlining them into their users; () also when
     # not recorded (Capabilities.missing names the hook then)
     large_bodies: tuple[int, ...] = ()
+    split: Split | None = None  # one piece of a split Dynamo graph (None: a whole one)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ AMOUNTS = {
     t.Benchmark: ("ms_a", "ms_b", "ms_fused", "speedup"),
     t.BenchKernel: ("ms", "n_regs", "n_spills"), t.Reorder: ("index", "wall_s"),
     t.Samples: ("launches", "faults"), t.EagerKernel: ("ms", "calls"),
-    t.Entry: ("restored",),
+    t.Entry: ("restored",), t.Split: ("piece", "pieces", "bytes"),
 }
 
 

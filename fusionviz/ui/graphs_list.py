@@ -4,7 +4,9 @@ One row per ``Graph`` (forward, backward, graph-break pieces) from
 ``queries.graph_headline``; the second column says why Dynamo made the graph (after a
 graph break, a recompile and its failed guard, ending at a graph break:
 ``graph_reasons``), in full in its tooltip, and the first column's tooltip explains
-the compile id. Selecting a row writes ``ViewState.set_graph``.
+the compile id. The pieces of a frame Dynamo's DDP optimizer split sit under one row
+per side that sums them. Selecting a row writes ``ViewState.set_graph`` (a pieces row:
+its first piece).
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTree
 
 from fusionviz.model.queries import graph_headline, load_warning, time_kind
 from fusionviz.model.report.formatting import count, ms_spread
-from fusionviz.model.report.graph_reasons import compile_id_tip, why_short, why_text
+from fusionviz.model.report.graph_reasons import (
+    compile_id_tip,
+    split_groups,
+    why_short,
+    why_text,
+)
 from fusionviz.ui.desktop import ColumnFit, add_row_copy
 from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
@@ -52,6 +59,22 @@ def summary_cells(graph) -> list[str]:
         _ms(s.get("eager_ms")),
         "—" if speedup is None else f"{speedup:.2f}×",
     ]
+
+
+def group_cells(label: str, graphs) -> list[str]:
+    """A pieces row: the pieces' sizes and times summed (a time only where every piece
+    has one)."""
+    heads = [graph_headline(g) for g in graphs]
+
+    def total(key):
+        values = [h.get(key) for h in heads]
+        return None if any(v is None for v in values) else sum(values)
+
+    compiled, eager = total("compiled_ms"), total("eager_ms")
+    title = f"#{graphs[0].index}–{graphs[-1].index} {graphs[0].kind}"
+    return [title, label.split(": ", 1)[-1], count(total("nodes")), count(total("kernels")),
+            "", count(total("fusions"), none=""), _ms(compiled), _ms(eager),
+            "—" if not compiled or eager is None else f"{eager / compiled:.2f}×"]
 
 
 def _ms(value: float | None) -> str:
@@ -117,6 +140,7 @@ class GraphsList(QTreeWidget):
         super().__init__(parent)
         self.state = state
         self.setRootIsDecorated(False)
+        self.items: dict[int, QTreeWidgetItem] = {}  # graph index -> its row
         self.setAlternatingRowColors(True)
         self.setUniformRowHeights(True)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -139,38 +163,64 @@ class GraphsList(QTreeWidget):
     def _on_trace_changed(self) -> None:
         self.blockSignals(True)
         self.clear()
+        self.items.clear()
         trace = self.state.trace
-        for i, graph in enumerate(trace.graphs if trace is not None else ()):
-            item = QTreeWidgetItem(summary_cells(graph))
-            item.setData(0, Qt.ItemDataRole.UserRole, i)
-            # device, backend, Dynamo's reasons and the user's source line: trace text
-            item.setData(0, _TIP, graph_tip(graph))
-            item.setToolTip(WHY, tip(why_tip(graph)))
-            launches = graph_headline(graph)["launches"]
-            item.setToolTip(COLUMNS.index("kernels"), f"{len(graph.kernels)} kernels launched {launches} times per "
-                               "call (wrapper-only nodes such as MultiOutput are not kernels)")
-            for col, text in ((COLUMNS.index("compiled ms"), timing_tip(graph.timing)),
-                              (COLUMNS.index("eager ms"), timing_tip(graph.timing, "eager")),
-                              (COLUMNS.index("speedup"), speedup_tip(graph.timing))):
-                item.setToolTip(col, tip(text))  # timing notes come from the trace
-            for col in range(WHY + 1, len(COLUMNS)):
-                item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            self.addTopLevelItem(item)
+        graphs = trace.graphs if trace is not None else ()
+        groups = split_groups(graphs)
+        self.setRootIsDecorated(any(label for label, _ in groups))
+        for label, indices in groups:
+            parent = None
+            if label:
+                parent = QTreeWidgetItem(group_cells(label, [graphs[i] for i in indices]))
+                parent.setData(0, Qt.ItemDataRole.UserRole, indices[0])
+                parent.setData(0, _TIP, label + "; each piece is a graph below")
+                parent.setToolTip(WHY, tip(why_tip(graphs[indices[0]])))
+                self._align(parent)
+                self.addTopLevelItem(parent)
+            for i in indices:
+                item = self._row(i, graphs[i])
+                (parent.addChild if parent is not None else self.addTopLevelItem)(item)
+            if parent is not None:
+                parent.setExpanded(True)
         self.blockSignals(False)
         self.columns.fit()
         self._on_graph_changed(self.state.graph_index)
 
+    def _align(self, item: QTreeWidgetItem) -> None:
+        for col in range(WHY + 1, len(COLUMNS)):
+            item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def _row(self, i: int, graph) -> QTreeWidgetItem:
+        item = QTreeWidgetItem(summary_cells(graph))
+        item.setData(0, Qt.ItemDataRole.UserRole, i)
+        # device, backend, Dynamo's reasons and the user's source line: trace text
+        item.setData(0, _TIP, graph_tip(graph))
+        item.setToolTip(WHY, tip(why_tip(graph)))
+        launches = graph_headline(graph)["launches"]
+        item.setToolTip(COLUMNS.index("kernels"), f"{len(graph.kernels)} kernels launched {launches} times per "
+                           "call (wrapper-only nodes such as MultiOutput are not kernels)")
+        for col, text in ((COLUMNS.index("compiled ms"), timing_tip(graph.timing)),
+                          (COLUMNS.index("eager ms"), timing_tip(graph.timing, "eager")),
+                          (COLUMNS.index("speedup"), speedup_tip(graph.timing))):
+            item.setToolTip(col, tip(text))  # timing notes come from the trace
+        self._align(item)
+        self.items[i] = item
+        return item
+
     def _hidden_in_tooltips(self, hidden: list[int]) -> None:
         """Each row's first tooltip ends with its values in the columns left out."""
-        for i in range(self.topLevelItemCount()):
-            item = self.topLevelItem(i)
+        for item in self._all_items():
             more = " · ".join(f"{COLUMNS[c]} {item.text(c)}" for c in hidden
                               if item.text(c))
             item.setToolTip(0, tip(item.data(0, _TIP) + (
                 f"\n\n{more}\n(widen the list to see these columns)" if more else "")))
 
+    def _all_items(self) -> list[QTreeWidgetItem]:
+        top = [self.topLevelItem(i) for i in range(self.topLevelItemCount())]
+        return [x for t in top for x in (t, *(t.child(j) for j in range(t.childCount())))]
+
     def _on_graph_changed(self, index: int) -> None:
-        item = self.topLevelItem(index) if index >= 0 else None
+        item = self.items.get(index)
         if item is not None and self.currentItem() is not item:
             self.blockSignals(True)
             self.setCurrentItem(item)

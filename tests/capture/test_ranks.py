@@ -276,3 +276,30 @@ def test_two_ranks_on_two_gpus_with_nccl(name):
         (graph,) = traces[0].graphs
         assert [r.name for r in graph.reorders] == ["sink_waits_iterative", "raise_comms"]
         assert moves(graph.reorders[0], comm_names(graph))
+
+
+def test_ddp_optimizer_pieces_are_named_timed_and_given_their_own_eager_figure(captured):
+    """Dynamo's DDP optimizer splits the frame at DDP's bucket boundaries (1 MB buckets,
+    one 512x512 Linear each): Inductor compiles 4 forward and 4 backward pieces under
+    one compile id. Each piece says which it is and what its bucket holds, is timed,
+    and its eager figure is its own (it was the last piece's for all, or a "0.000 ms"
+    taken on the FakeTensors the optimizer runs each piece on while compiling)."""
+    _, traces, _ = captured("ddp_buckets.py")
+    for trace in traces:
+        assert trace.script.status == "ok"
+        graphs = trace.graphs
+        assert [(g.kind, g.split.piece) for g in graphs] == [
+            ("forward", 0), ("forward", 1), ("forward", 2), ("forward", 3),
+            ("backward", 3), ("backward", 2), ("backward", 1), ("backward", 0)]
+        assert len({g.compile_id for g in graphs}) == 1
+        for g in graphs:
+            k = g.split.piece
+            assert g.split.pieces == 4 and g.split.by == "DDP optimizer"
+            assert g.split.params == (f"layers.{k}.weight", f"layers.{k}.bias")
+            assert g.split.bytes == (512 * 512 + 512) * 4
+            t = g.timing
+            assert t.compiled_ms > 0 and t.eager_ms > 0, (g.index, t)
+            assert t.eager_source.startswith("Dynamo graph, eager")
+        # one eager figure per piece, not one for all
+        assert len({g.timing.eager_ms for g in graphs}) == len(graphs)
+    assert ranks.agree(traces)

@@ -8,7 +8,16 @@ from dataclasses import dataclass, field
 from fusionviz.model.capture.kernels import KernelRecord
 from fusionviz.model.capture.nodes import edges, members, node_record
 from fusionviz.model.capture.rounds import RoundRecorder
-from fusionviz.model.trace import CommPass, Graph, Group, Node, Reorder, Round, Timing
+from fusionviz.model.trace import (
+    CommPass,
+    Graph,
+    Group,
+    Node,
+    Reorder,
+    Round,
+    Split,
+    Timing,
+)
 
 
 @dataclass
@@ -37,6 +46,8 @@ class GraphRecord:
     replay: dict = field(default_factory=dict)  # what ``fusionviz replay`` compiles again
     replay_note: str = ""  # why it is not recorded
     large_bodies: tuple[int, ...] = ()  # op counts of bodies stored for their size
+    aot_id: int | None = None  # AOTAutograd's graph id: a forward's backward shares it
+    split: Split | None = None  # a piece of a Dynamo graph split before Inductor
 
     def snapshot_nodes(self, scheduler, snodes) -> None:
         """Record the pre-fusion nodes (first ``fuse_nodes`` call of a scheduler)."""
@@ -75,6 +86,7 @@ class GraphRecord:
             replay=self.replay,
             replay_note=self.replay_note,
             large_bodies=self.large_bodies,
+            split=self.split,
         )
 
 

@@ -13,7 +13,13 @@ import inspect
 import time
 from contextlib import contextmanager
 
-from fusionviz.model.capture import comm_reorders, entries, fx_comm_passes, large_bodies
+from fusionviz.model.capture import (
+    comm_reorders,
+    ddp_split,
+    entries,
+    fx_comm_passes,
+    large_bodies,
+)
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.nodes import members
 from fusionviz.model.capture.patcher import Patcher
@@ -110,6 +116,8 @@ class Hooks:
         large_bodies.install(self.p)
         if hasattr(self.rec, "pending_comm_passes"):
             fx_comm_passes.install(self.p, self.rec)
+        if hasattr(self.rec, "splits"):
+            ddp_split.install(self.p, self.rec.splits)
         reasons = getattr(self.rec, "reasons", None)  # Dynamo: why several graphs
         if reasons is not None:
             reasons.install(self.p)
@@ -124,14 +132,21 @@ class Hooks:
         def compile_fx(model, example_inputs, *args, **kwargs):
             if self.rec.muted:
                 return orig(model, example_inputs, *args, **kwargs)
+            outer = depth["n"] == 0
+            if outer:  # a piece of a frame the DDP optimizer split, or None
+                self.rec.piece = self.p.guard("DDP optimizer piece", self.rec.splits.take)
             depth["n"] += 1
             try:
                 compiled = orig(model, example_inputs, *args, **kwargs)
             finally:
                 depth["n"] -= 1
+                piece = self.rec.piece
+                if outer:
+                    self.rec.piece = None
             if depth["n"] or not callable(compiled):
                 return compiled
-            wrapped = self.p.guard("eager baseline", self.rec.dynamo_graph, model, compiled)
+            wrapped = self.p.guard("eager baseline", self.rec.dynamo_graph, model, compiled,
+                                   piece)
             return compiled if wrapped is None else wrapped
 
         return compile_fx

@@ -20,10 +20,12 @@ import torch
 from fusionviz.model.capture import large_bodies
 from fusionviz.model.capture.baseline import (
     Baseline,
+    fake_call,
     measure_eager,
     program_baseline,
     wrap_compiled,
 )
+from fusionviz.model.capture.ddp_split import Splits
 from fusionviz.model.capture.dynamo_reasons import DynamoReasons
 from fusionviz.model.capture.extern_calls import matmul_settings
 from fusionviz.model.capture.graph_record import GraphRecord
@@ -120,6 +122,8 @@ class Recorder:
         self.entries: list = []  # what the user compiled, timed eager vs compiled (Entry)
         self.after_script: list = []  # measurements that wait for the script's end
         self.reasons = DynamoReasons()  # compile id → graph-break and recompile reasons
+        self.splits = Splits()  # frames the DDP optimizer split into pieces
+        self.piece = None  # the piece compile_fx is compiling now (a Split), or None
         self.current: GraphRecord | None = None
         # FX passes that changed collectives, seen before the graph they belong to starts
         # lowering (post-grad passes run before GraphLowering): the next graph takes them
@@ -158,6 +162,10 @@ class Recorder:
             "inference" if getattr(graph_lowering, "is_inference", False) else "forward")
         g = GraphRecord(index=len(self.graphs), compile_id=str(cid) if cid else "", kind=kind)
         g.comm_passes, self.pending_comm_passes = self.pending_comm_passes, []
+        g.aot_id = getattr(graph_lowering, "graph_id", None)
+        g.split = self.piece or next(  # a backward: its forward's piece
+            (f.split for f in self.graphs if f.aot_id is not None and f.aot_id == g.aot_id
+             and f.compile_id == g.compile_id), None)
         try:
             g.large_bodies = large_bodies.op_counts(graph_lowering)
         except Exception:  # noqa: BLE001 - said among the problems; the graph goes on
@@ -220,7 +228,7 @@ class Recorder:
         state = {"done": False}
 
         def call(args):
-            if state["done"]:
+            if state["done"] or fake_call(args):
                 return orig(args)
             state["done"] = True
             inputs = self.guarded(clone_inputs, args) if self.measure_runtime else None
@@ -241,11 +249,11 @@ class Recorder:
         self.save()
 
     # -- the eager baseline: the graph Dynamo captured ----------------------------------
-    def dynamo_graph(self, gm, compiled):
-        """``compiled`` (Inductor's function for Dynamo's graph ``gm``), timing ``gm``
-        eagerly after its first call."""
+    def dynamo_graph(self, gm, compiled, piece=None):
+        """``compiled`` (Inductor's function for Dynamo's graph ``gm``, or for one
+        ``piece`` of it), timing ``gm`` eagerly after its first call."""
         cid = torch._guards.CompileContext.current_compile_id()
-        key = str(cid) if cid else ""
+        key = baseline_key(str(cid) if cid else "", piece)
         return wrap_compiled(compiled, gm, lambda g, inputs, grad: self.guarded(
             self._eager_baseline, key, g, inputs, grad))
 
@@ -292,14 +300,16 @@ class Recorder:
         for g in self.graphs:
             try:
                 graph = g.to_graph()
-                baseline = self.baselines.get(g.compile_id)
+                baseline = self.baselines.get(baseline_key(g.compile_id, g.split))
                 if baseline is not None:  # (an untimed graph stays untimed)
                     graph = dataclasses.replace(
                         graph, timing=baseline.apply(graph.timing, graph.kind))
-                if g.compile_id in programs:
+                if g.compile_id in programs and g.split is None:
                     graph = dataclasses.replace(graph, timing=program_baseline(
                         graph.timing, graph.kind, programs[g.compile_id]))
                 reasons = self.reasons.for_graph(g.compile_id)
+                if g.split is not None and g.split.piece + 1 < g.split.pieces:
+                    reasons = {}  # the frame's reasons go with its last piece
                 if any(reasons.values()):
                     graph = dataclasses.replace(graph, **reasons)
                 graphs.append(graph)
@@ -340,6 +350,12 @@ class Recorder:
         failed = {"write_error": self.write_error, "kept": self.kept} if self.write_error else {}
         self.progress("done", status=script.status, graphs=len(trace.graphs), **failed)
         return trace
+
+
+def baseline_key(compile_id: str, piece) -> str:
+    """Where a frame's Dynamo graph run eagerly is kept: by compile id, and by piece
+    where the DDP optimizer split it (each piece is timed on its own)."""
+    return compile_id if piece is None else f"{compile_id}#{piece.piece}"
 
 
 def _device(graph_lowering) -> str:

@@ -177,3 +177,10 @@ def collective_time_text(t) -> str:
         parts.append(f"{cpu}from issue to the end of its wait: {why}"
                      + (f" ({known})" if known else ""))
     return "; ".join(parts)
+
+
+def split_text(split) -> str:
+    """``piece 2 of 8 (DDP optimizer: a bucket of 4 parameters, 9.0 MiB)``: a graph that
+    is one piece of a Dynamo graph split before Inductor (``trace.Split``)."""
+    what = f"a bucket of {plural(len(split.params), 'parameter')}, {byte_size(split.bytes)}"
+    return f"piece {split.piece + 1} of {split.pieces} ({split.by}: {what})"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 
+from fusionviz.model.report.formatting import byte_size, split_text
 from fusionviz.model.trace import BreakReason, Graph
 
 _ID = re.compile(r"^(\d+)/(\d+)(?:_(\d+))?$")  # frame/compile, _attempt in older logs
@@ -126,7 +127,7 @@ def short_guard(text: str) -> str:
 
 def why_parts(g: Graph) -> list[str]:
     """Why the graph exists, short: one phrase per recorded reason (empty when none)."""
-    parts = []
+    parts = [split_text(g.split)] if g.split is not None else []
     if g.resumed_after is not None:
         parts.append(f"after graph break: {break_label(g.resumed_after)}")
     if g.recompile_reasons:
@@ -138,13 +139,49 @@ def why_parts(g: Graph) -> list[str]:
     return parts
 
 
+def piece_text(g: Graph) -> str:
+    """A piece of a split Dynamo graph, in full."""
+    s = g.split
+    params = "\n".join(f"- {p}" for p in s.params[:MAX_PARAMS])
+    more = len(s.params) - MAX_PARAMS
+    params += f"\n- … and {more} more" if more > 0 else ""
+    return (f"Dynamo's {s.by} split this frame ({g.compile_id}) at "
+            f"DistributedDataParallel's bucket boundaries into {s.pieces} pieces, each "
+            f"compiled by Inductor on its own, forward and backward: this graph is piece "
+            f"{s.piece + 1} of {s.pieces}. Its bucket holds {len(s.params)} parameters "
+            f"({byte_size(s.bytes)}), whose gradients DDP all-reduces once this piece's "
+            f"backward has run, overlapping the pieces before it:\n{params}")
+
+
+MAX_PARAMS = 12  # parameters of a bucket named in a tooltip
+
+
+def split_groups(graphs) -> list[tuple[str, list[int]]]:
+    """The graphs in order, the pieces of each split frame and side together: a list of
+    (label, graph indices), the label "" for a graph of its own, e.g.
+    ``[4/0] forward: 8 pieces (DDP optimizer)`` for a split one."""
+    rows: list[tuple[str, list[int]]] = []
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, g in enumerate(graphs):
+        if g.split is None:
+            rows.append(("", [i]))
+            continue
+        key = (g.compile_id, g.kind)
+        if key not in groups:
+            groups[key] = []
+            label = f"[{g.compile_id}] {g.kind}: {g.split.pieces} pieces ({g.split.by})"
+            rows.append((label, groups[key]))
+        groups[key].append(i)
+    return rows
+
+
 def why_short(g: Graph) -> str:
     return "; ".join(why_parts(g))
 
 
 def why_text(g: Graph) -> str:
     """Everything recorded about why the graph exists, in full, for a tooltip."""
-    blocks = []
+    blocks = [piece_text(g)] if g.split is not None else []
     if g.resumed_after is not None:
         blocks.append("This graph is the code after a graph break (Dynamo traced it as a "
                       "new frame):\n" + break_text(g.resumed_after))

@@ -12,6 +12,7 @@ from fusionviz.model.report.formatting import (
     comm_pass_text,
     ms,
     ms_spread,
+    split_text,
 )
 from fusionviz.model.report.graph_reasons import (
     break_label,
@@ -80,8 +81,9 @@ def graph_lines(g: Graph) -> list[str]:
 
 def reason_lines(g: Graph) -> list[str]:
     """Why the graph exists: the break its frame resumes after, the failed guards that
-    recompiled it, and the break(s) it ends at (file:line, source line, Dynamo's reason)."""
-    lines = []
+    recompiled it, and the break(s) it ends at (file:line, source line, Dynamo's reason);
+    first, the piece of a split frame it is."""
+    lines = [f"  {split_text(g.split)}"] if g.split is not None else []
     if g.resumed_after is not None:
         lines.append(f"  after graph break: {break_label(g.resumed_after)} "
                      "(this graph is the code after it)")
