@@ -196,3 +196,34 @@ def test_real_models_name_the_module_of_their_nodes_forward_and_backward(name):
         # class): all but the loss computed outside the model
         placed = sum(1 for n in g.nodes if n.module or n.module_class)
         assert placed >= 0.95 * len(g.nodes), (g.kind, placed, len(g.nodes))
+
+
+def test_ddp_optimizer_pieces_on_two_gpus_are_each_named_and_timed():
+    """HF GPT-2 (6 layers) under ``torch.compile(DDP(model))``, NCCL on two H200s
+    (``benchmarks/ddp_gpt2.py``): the DDP optimizer's 8 pieces per side each say which
+    bucket they compile and are each timed; before, forward pieces 2-7 had no time and
+    every piece's eager figure read 0.000 ms (one taken on the optimizer's FakeTensors)."""
+    from fusionviz.model.experiment import ranks
+    from fusionviz.model.report.graph_reasons import split_groups
+
+    folder = DATA / "ranks" / "nccl_ddp_gpt2"
+    traces = [load_trace(str(folder / f"rank{r}.json.gz")) for r in (0, 1)]
+    assert ranks.agree(traces)
+    graphs = traces[0].graphs
+    assert [g.split.piece for g in graphs] == [*range(8), *range(7, -1, -1)]
+    assert [g.kind for g in graphs] == ["forward"] * 8 + ["backward"] * 8
+    assert [label for label, _ in split_groups(graphs)] == [
+        "[4/0] forward: 8 pieces (DDP optimizer)", "[4/0] backward: 8 pieces (DDP optimizer)"]
+    # the six transformer blocks: 12 parameters, 27.0 MiB each (fp32)
+    assert [len(g.split.params) for g in graphs[1:7]] == [12] * 6
+    d = 768  # ln_1, attn c_attn and c_proj, ln_2, mlp c_fc and c_proj, fp32
+    block = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + 2 * (d * 4 * d) + 4 * d + d
+    assert {g.split.bytes for g in graphs[1:7]} == {4 * block}
+    assert all(p.startswith("transformer.h.") for p in graphs[1].split.params)
+    for g in graphs:
+        assert g.timing.compiled_ms > 0 and g.timing.compiled_device_ms > 0
+    for g in graphs[:8]:
+        assert g.timing.eager_ms > 0 and g.timing.eager_source == "Dynamo graph, eager forward"
+    # the backward pieces' eager figure is missing, with its reason (never a zero)
+    assert all(g.timing.eager_ms is None and g.timing.eager_source.startswith("none: ")
+               for g in graphs[8:])
