@@ -213,15 +213,19 @@ def grad_targets(out, known=()) -> tuple[list, list]:
     if not outs:
         return [], []
     leaves = [t for t in known if t.requires_grad and t.is_leaf]
-    seen, todo = {id(t) for t in leaves}, [o.grad_fn for o in outs]
+    # id -> the object, held: Python wrappers of autograd nodes are made on access and
+    # freed after, so an id kept alone could be a later node's and skip it (on the GPU
+    # the DDP optimizer's pieces lost every parameter's AccumulateGrad that way)
+    seen: dict[int, object] = {id(t): t for t in leaves}
+    todo = [o.grad_fn for o in outs]
     while todo:
         fn = todo.pop()
         if fn is None or id(fn) in seen:
             continue
-        seen.add(id(fn))
+        seen[id(fn)] = fn
         var = getattr(fn, "variable", None)  # AccumulateGrad: the leaf it feeds
         if isinstance(var, torch.Tensor) and id(var) not in seen:
-            seen.add(id(var))
+            seen[id(var)] = var
             leaves.append(var)
         todo.extend(f for f, _ in fn.next_functions)
     return outs, leaves
