@@ -229,3 +229,23 @@ def test_ddp_optimizer_pieces_on_two_gpus_are_each_named_and_timed():
     # each piece's own: the six blocks alike, the embedding and lm_head pieces apart
     forward = [g.timing.eager_ms for g in graphs[:8]]
     assert max(forward[1:7]) < 1.1 * min(forward[1:7]) and forward[7] > 4 * forward[1]
+
+
+def test_an_fsdp2_llama_on_two_gpus_has_every_graph_timed_and_the_ranks_agree():
+    """HF Llama (4 layers) with each layer and the root ``fully_shard``-ed, then
+    ``torch.compile(model)``, NCCL on two H200s (``benchmarks/fsdp2_llama.py``): FSDP2's
+    hooks run between compiled frames (no collective inside a graph on this torch);
+    every graph is timed on both clocks with an eager figure."""
+    from fusionviz.model.experiment import ranks
+
+    folder = DATA / "ranks" / "nccl_fsdp2_llama"
+    traces = [load_trace(str(folder / f"rank{r}.json.gz")) for r in (0, 1)]
+    assert ranks.agree(traces) and [t.script.status for t in traces] == ["ok", "ok"]
+    graphs = traces[0].graphs
+    assert {g.kind for g in graphs} == {"inference", "forward", "backward"}
+    assert not [g for g in graphs if g.split is not None]  # no DDP optimizer here
+    for g in graphs:
+        assert g.timing.compiled_device_ms > 0 and g.timing.eager_ms > 0, g.index
+    # the decoder layer's body, compiled once and run for every layer
+    body = max(graphs, key=lambda g: len(g.nodes))
+    assert body.kind in ("forward", "backward") and len(body.kernels) >= 16
