@@ -96,7 +96,7 @@ def _single_command(opts: argparse.Namespace, signals: JobSignals) -> int:
         )
         signals.poll()  # one that came as the script ended
     except Stopped as stop:
-        return _stopped(stop, progress, f"the trace so far is in {opts.out}")
+        return stopped(stop, progress, f"the trace so far is in {opts.out}")
     emit(summary_text(trace))
     problem = write_failure(trace.script)
     if problem:  # the script's status stands; the trace file is its last good state
@@ -106,10 +106,12 @@ def _single_command(opts: argparse.Namespace, signals: JobSignals) -> int:
     return 0 if trace.script.status == "ok" else 1
 
 
-def _stopped(stop: Stopped, progress: Progress, where: str) -> int:
+def stopped(stop: Stopped, progress: Progress | None, where: str,
+            command: str = "capture") -> int:
     """One line, no traceback; 130 for SIGINT, 143 for SIGTERM (128 + its number)."""
-    progress.end_line()
-    print(f"fusionviz capture: cancelled ({stop.name}); {where}", file=sys.stderr)
+    if progress is not None:
+        progress.end_line()
+    print(f"fusionviz {command}: cancelled ({stop.name}); {where}", file=sys.stderr)
     return stop.exit_code
 
 
@@ -139,8 +141,8 @@ def _ranks_command(opts: argparse.Namespace, signals: JobSignals) -> int:
         stop, traces = e, settle_traces(paths, exit_code=None)
     experiment = finish_ranks(opts.script, folder, traces, [p.name for p in paths])
     if stop:  # the comparison is written, so the folder opens as a finished job's
-        return _stopped(stop, progress, f"each rank's trace so far is in {folder}/ "
-                        f"(open it: fusionviz {folder})")
+        return stopped(stop, progress, f"each rank's trace so far is in {folder}/ "
+                       f"(open it: fusionviz {folder})")
     for rank, trace in enumerate(traces):
         emit(f"rank {rank}: " + summary_text(trace).splitlines()[1])  # its status line
     emit(experiment.report)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fusionviz.cli.capture import Progress
+from fusionviz.cli.capture import Progress, stopped
+from fusionviz.cli.job_signals import JobSignals, Stopped
 from fusionviz.cli.terminal import emit
 from fusionviz.model.experiment import runs as experiments
 from fusionviz.model.run.protocol import encode_progress, progress_writer
@@ -41,9 +42,9 @@ def add_experiment_args(ap: argparse.ArgumentParser) -> None:
                     "(else on stdout)")
 
 
-def _progress(json_lines: bool):
-    if not json_lines:
-        bar = Progress()
+def _progress(bar: Progress | None):
+    """Progress on the terminal through ``bar``; with none, protocol lines for the GUI."""
+    if bar is not None:
 
         def show(msg):
             if msg.get("event") == "variant":
@@ -64,7 +65,17 @@ def _progress(json_lines: bool):
 
 
 def experiment_command(opts: argparse.Namespace) -> int:
-    common = dict(progress=_progress(opts.json_progress), mode=opts.mode,
+    with JobSignals() as signals:  # Ctrl+C, SIGTERM: the capture running ends, traces kept
+        bar = None if opts.json_progress else Progress()
+        try:
+            return _run(opts, _progress(bar), signals)
+        except Stopped as stop:
+            return stopped(stop, bar, f"the captures so far are in {opts.out}/",
+                           "experiment")
+
+
+def _run(opts: argparse.Namespace, progress, signals: JobSignals) -> int:
+    common = dict(progress=progress, mode=opts.mode, poll=signals.poll,
                   benchmark_fusion=opts.benchmark_fusion, device=opts.device,
                   timeout=opts.timeout, script_args=opts.script_args)
     try:
@@ -82,6 +93,7 @@ def experiment_command(opts: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"fusionviz: {e}", file=sys.stderr)
         return 2
+    signals.poll()  # one that came as the last capture ended
     if not opts.json_progress:
         emit(result.report)
     print(f"traces and report written to {opts.out}/", file=sys.stderr)

@@ -15,8 +15,7 @@ from __future__ import annotations
 import signal
 import threading
 
-SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                if hasattr(signal, name))
+from fusionviz.model.run.process_tree import STOP_SIGNALS
 
 
 class Stopped(KeyboardInterrupt):
@@ -44,7 +43,7 @@ class JobSignals:
 
     def __enter__(self) -> JobSignals:
         if threading.current_thread() is threading.main_thread():  # else Python refuses
-            self._before = {s: signal.signal(s, self._note) for s in SIGNALS}
+            self._before = {s: signal.signal(s, self._note) for s in STOP_SIGNALS}
         return self
 
     def __exit__(self, *_exc) -> None:

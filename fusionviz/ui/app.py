@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from fusionviz.model.run import runner
 from fusionviz.ui.main_window import MainWindow
+from fusionviz.ui.run.quit_signals import QuitOnSignal
 
 
 def make_app() -> QApplication:
@@ -37,9 +38,11 @@ def run_app(argv_path: str | None, *, capture_options: dict | None = None) -> in
     app = make_app()
     window = MainWindow()
     window.show()
+    signals = QuitOnSignal(window)  # SIGTERM, Ctrl+C: closed as by its close button
     # After the loop starts, so the window paints before a capture or a big load.
     QTimer.singleShot(0, lambda: start(window, argv_path, capture_options))
     code = app.exec()
+    signals.uninstall()
     # Delete the window (and its pyqtgraph plots) while Qt is still alive: a plot left
     # for interpreter shutdown can crash PySide6 6.11 on exit.
     window.deleteLater()

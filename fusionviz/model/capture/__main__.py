@@ -8,15 +8,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
+import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
 
 from fusionviz.model.capture.no_graph import no_graph_message
-from fusionviz.model.run.protocol import progress_writer
+from fusionviz.model.run.protocol import ProgressWriter, progress_writer
 from fusionviz.model.run.settings import parse_config
 from fusionviz.model.trace import Script
 from fusionviz.model.whatif import WHAT_IFS, WhatIf, parse_pair
@@ -88,6 +91,47 @@ def run_script(path: str, args: list[str]) -> tuple[str, int, str, str]:
     return "ok", 0, "", ""
 
 
+class Orphaned:
+    """Stops the user's script when fusionviz, which reads its progress, is gone (a
+    SIGKILL cannot be caught, so no one else ends this child): then the script's output
+    goes to /dev/null (its pipes are broken: every write would raise BrokenPipeError),
+    the main thread gets SIGINT (KeyboardInterrupt, as Ctrl+C), and the trace is
+    written ``cancelled``. Only while ``armed`` (the script runs): after it, the child
+    finishes its trace as usual."""
+
+    MESSAGE = ("fusionviz ended (its progress pipe closed); graphs captured before are "
+               "kept")
+
+    def __init__(self, emit: ProgressWriter) -> None:
+        self.emit, self.stopped, self._armed = emit, False, False
+        self._lock = threading.Lock()
+
+    def _watch(self) -> None:
+        if not self.emit.wait_closed():
+            return
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for fd in (1, 2):
+            os.dup2(devnull, fd)
+        with self._lock:
+            if self._armed:
+                self.stopped = True
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    @contextlib.contextmanager
+    def armed(self):
+        with self._lock:
+            self._armed = True
+        threading.Thread(target=self._watch, name="fusionviz-orphaned", daemon=True).start()
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._armed = False
+            if self.stopped:  # its KeyboardInterrupt may still be on its way: take it here
+                with contextlib.suppress(KeyboardInterrupt):
+                    time.sleep(1.0)
+
+
 def main(argv: list[str] | None = None) -> int:
     emit = progress_writer()  # first: its pipe is out of the environment before all else
     opts = parse_args(sys.argv[1:] if argv is None else argv)
@@ -122,9 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     rec.progress("start", script=script.path)
     rec.save()
     t0 = time.perf_counter()
+    orphaned = Orphaned(emit)
     with torch._inductor.config.patch(settings):
-        status, code, message, tb = run_script(opts.script, opts.args)
-        if status == "ok":  # (else the waiting entries say it did not end normally)
+        with orphaned.armed():
+            status, code, message, tb = run_script(opts.script, opts.args)
+        if orphaned.stopped:
+            status, code, message, tb = "cancelled", 128 + signal.SIGINT, orphaned.MESSAGE, ""
+        elif status == "ok":  # (else the waiting entries say it did not end normally)
             rec.run_after_script()
     hooks.uninstall()
     if status == "ok" and not rec.graphs:

@@ -23,6 +23,10 @@ from pathlib import Path
 
 SESSIONS = hasattr(os, "setsid") and hasattr(os, "killpg")
 RUN_ID_ENV = "FUSIONVIZ_RUN_ID"
+# The signals that ask fusionviz to cancel its run (Ctrl+C, kill/timeout, the terminal
+# closed): ``cli.job_signals`` and the window's ``ui.run.quit_signals`` take them.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                     if hasattr(signal, name))
 _TRAMPOLINE = "import os, sys; os.setsid(); os.execv(sys.argv[1], sys.argv[1:])"
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import select
 import sys
-from collections.abc import Callable
 
 PREFIX = "FUSIONVIZ "
 CHANNEL_ENV = "FUSIONVIZ_PROGRESS_FD"
@@ -84,31 +84,46 @@ def open_channel() -> tuple[int, int] | None:
     return os.pipe() if PRIVATE_CHANNEL else None
 
 
-def progress_writer() -> Callable[[str], None]:
-    """In the child: write a progress line to the parent's private pipe, taken out of
-    the environment now (call this before the script runs), else to stdout. A write
-    that fails (the parent is gone) is dropped: progress never breaks the run."""
+def progress_writer() -> ProgressWriter:
+    """In the child: the writer of progress lines to the parent's private pipe, taken
+    out of the environment now (call this before the script runs), else to stdout."""
     value = os.environ.pop(CHANNEL_ENV, "")
     fd = int(value) if value.isdecimal() else -1
     try:
         os.set_inheritable(fd, False)  # the script's subprocesses do not get it
     except (OSError, OverflowError):
         fd = -1
-    stream = sys.__stdout__
+    return ProgressWriter(fd)
 
-    def write(line: str) -> None:
+
+class ProgressWriter:
+    """Writes a progress line (``writer(line)``) to the pipe ``fd``, else to stdout. A
+    write that fails (the parent is gone) is dropped: progress never breaks the run."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self._stream = fd, sys.__stdout__
+
+    def __call__(self, line: str) -> None:
         try:
-            if fd >= 0:
+            if self.fd >= 0:
                 data = (line + "\n").encode()
                 while data:
-                    data = data[os.write(fd, data):]
-            elif stream is not None:
-                stream.write(line + "\n")
-                stream.flush()
+                    data = data[os.write(self.fd, data):]
+            elif self._stream is not None:
+                self._stream.write(line + "\n")
+                self._stream.flush()
         except (OSError, ValueError):
             pass
 
-    return write
+    def wait_closed(self) -> bool:
+        """Block until the parent's end of the pipe is closed (the parent is gone:
+        its last reader closes with it); False at once where there is no pipe."""
+        if self.fd < 0 or not hasattr(select, "poll"):
+            return False
+        poller = select.poll()
+        poller.register(self.fd, 0)  # no event asked: POLLERR, POLLHUP come anyway
+        events = poller.poll()  # (POLLNVAL: the fd was closed here; nothing to tell)
+        return any(e & (select.POLLERR | select.POLLHUP) for _fd, e in events)
 
 
 def describe_progress(msg: dict) -> str:

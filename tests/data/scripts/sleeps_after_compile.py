@@ -1,5 +1,6 @@
 """Compiles a step, starts a child that sleeps, writes "pid parent child" to
-argv[1]/pids<rank>, then sleeps: a signal sent to the capture then arrives mid-run.
+argv[1]/pids<rank> (or $PIDS_DIR/pids<rank>: the window passes no arguments), then
+sleeps: a signal sent to the capture then arrives mid-run.
 Under torchrun (gloo on the CPU) the ranks all-reduce the step's result first."""
 
 import os
@@ -24,7 +25,8 @@ if __name__ == "__main__":
     if ranked:
         dist.all_reduce(out)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    path = os.path.join(sys.argv[1], f"pids{rank}")
+    folder = sys.argv[1] if len(sys.argv) > 1 else os.environ["PIDS_DIR"]
+    path = os.path.join(folder, f"pids{rank}")
     with open(path + ".tmp", "w") as f:
         f.write(f"{os.getpid()} {os.getppid()} {child.pid}")
     os.replace(path + ".tmp", path)
