@@ -272,3 +272,26 @@ def test_a_capture_that_will_not_exit_after_its_trace_is_ended_keeping_its_statu
     trace = load_trace(done.args[0])
     assert trace.script.status == "no_graphs"
     assert "did not exit after it finished" in trace.script.message
+
+
+def test_a_rank_that_will_not_exit_after_its_trace_is_ended_and_only_it_says_so(
+        qtbot, tmp_path, monkeypatch):
+    """A job of two ranks where rank 1's left-behind thread blocks its exit: once both
+    ranks wrote their final trace, the window ends the job; each rank keeps its status
+    and only rank 1's trace says it was ended."""
+    from fusionviz.model.run import runner
+    from fusionviz.model.run.settle import LINGERED
+    from fusionviz.ui.run.controller import RANKS
+
+    # time for rank 0 to exit by itself on a loaded machine, not rank 1's ten minutes
+    monkeypatch.setattr(runner, "EXIT_AFTER_DONE_S", 10.0)
+    script = os.path.join(os.path.dirname(DAEMON_SCRIPT), "rank_lingers_at_exit.py")
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    controller = RunController()
+    with qtbot.waitSignal(controller.sig_finished, timeout=120000):
+        controller.start(script, str(folder), job=RANKS, nproc=2, device="cpu",
+                         timing=False, cache_dir=str(tmp_path / "cache"))
+    scripts = [load_trace(p).script for p in runner.rank_paths(folder, 2)]
+    assert [s.status for s in scripts] == ["no_graphs", "no_graphs"]
+    assert [LINGERED in s.message for s in scripts] == [False, True]

@@ -75,17 +75,23 @@ def whatif_from(opts: argparse.Namespace) -> WhatIf:
         raise SystemExit(f"fusionviz: {e}") from e
 
 
-def run_script(path: str, args: list[str]) -> tuple[str, int, str, str]:
-    """Run ``path`` as __main__; return (status, exit code, message, traceback)."""
+def run_script(path: str, args: list[str], held: list | None = None
+               ) -> tuple[str, int, str, str]:
+    """Run ``path`` as __main__; return (status, exit code, message, traceback). What
+    the script leaves (its globals, the exception that ended it) goes into ``held``,
+    for ``script_objects.let_go``."""
+    held = [] if held is None else held
     sys.argv = [path, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
-        runpy.run_path(path, run_name="__main__")
+        held.append(runpy.run_path(path, run_name="__main__"))
     except SystemExit as e:
+        held.append(e)
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if code:
             return "error", code, f"the script exited with status {code}", ""
     except BaseException as e:  # noqa: BLE001 - the user's error is data, not ours
+        held.append(e)
         tb = traceback.format_exc()
         return "error", 1, f"{type(e).__name__}: {e}", tb
     return "ok", 0, "", ""
@@ -148,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message="dynamo_pgo force disabled by",
                             category=UserWarning)
     from fusionviz.model.capture.hooks import Hooks
+    from fusionviz.model.capture.script_objects import let_go
     from fusionviz.model.capture.session import Recorder
 
     settings = inductor_settings(opts)
@@ -167,9 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     rec.save()
     t0 = time.perf_counter()
     orphaned = Orphaned(emit)
+    held: list = []  # the script's objects: they die in let_go, not at its last line
     with torch._inductor.config.patch(settings):
         with orphaned.armed():
-            status, code, message, tb = run_script(opts.script, opts.args)
+            status, code, message, tb = run_script(opts.script, opts.args, held)
         if orphaned.stopped:
             status, code, message, tb = "cancelled", 128 + signal.SIGINT, orphaned.MESSAGE, ""
         elif status == "ok":  # (else the waiting entries say it did not end normally)
@@ -181,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     rec.finish(Script(path=script.path, argv=script.argv, status=status, exit_code=code,
                       message=message[:MAX_MESSAGE], traceback=_tail(tb),
                       duration_s=time.perf_counter() - t0))
+    let_go(held)  # after the final trace: were the teardown to hang, nothing is lost
     if tb:
         sys.stderr.write(tb)
     return code

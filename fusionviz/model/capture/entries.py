@@ -84,10 +84,12 @@ class _Watch:
     def __init__(self, rec, name: str, kind: str, eager, compiled,
                  cudagraphs: bool = False, variant=None) -> None:
         self.rec, self.name, self.kind = rec, name, kind
-        self.eager, self.compiled = eager, compiled
+        # (held only until measured: ``_let_go``; never where nothing is measured)
+        self.eager, self.compiled = (eager, compiled) if rec.measure_runtime else (None, None)
         self.cudagraphs = cudagraphs
         self.variant = variant  # eager callable -> (compiled under CUDA graphs, why not)
         self.done = False
+        self.waiting = False  # timed after the script (``Recorder.after_script``)
 
     def call(self, fn, args, kwargs):
         if self.done or _busy[0] or not self.rec.measure_runtime:
@@ -97,13 +99,22 @@ class _Watch:
             inputs = clone_tree((args, dict(kwargs)))  # the call may write into them
         except Exception:  # noqa: BLE001
             self.rec.on_error("entry inputs", traceback.format_exc())
+            self._let_go()
             return fn(*args, **kwargs)
         before = len(self.rec.graphs)
         grad = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
         out = fn(*args, **kwargs)
         cids = tuple(dict.fromkeys(g.compile_id for g in self.rec.graphs[before:]))
         self.rec.guarded(self._measure, inputs, grad, cids, args, kwargs)
+        if not self.waiting:
+            self._let_go()
         return out
+
+    def _let_go(self) -> None:
+        """Keep nothing of the user's once measured: the compiled module's forward holds
+        this watch, so a module held here would live on in a cycle until some garbage
+        collection, a DDP module with its process group (``script_objects``)."""
+        self.eager = self.compiled = self.variant = None
 
     def _measure(self, inputs, grad: bool, cids: tuple[str, ...], args, kwargs) -> None:
         flat = [a for a in torch.utils._pytree.tree_flatten(inputs)[0]
@@ -123,6 +134,7 @@ class _Watch:
         roots = roots_of(self.eager, args, kwargs)
         if cuda and self.cudagraphs:  # timed when the script has ended
             waiting = _note(base, WAITING)  # what stays if the script dies
+            self.waiting = True
             self.rec.add_entry(waiting)
             self.rec.after_script.append(functools.partial(
                 self._time, base, inputs, flat, roots, grad, user_context(), waiting))
@@ -154,6 +166,8 @@ class _Watch:
             return
         finally:
             _busy[0] -= 1
+            if graphs:
+                self._let_go()
         if graphs:
             res.notes.insert(0, AFTER_SCRIPT)
         method = ("interleaved calls, wall time around each; device time from the CUDA "

@@ -19,6 +19,7 @@ from fusionviz.model.capture import (
     entries,
     fx_comm_passes,
     large_bodies,
+    script_objects,
 )
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.nodes import members
@@ -114,6 +115,7 @@ class Hooks:
               "benchmark_codegened_module", self._keep_spills)
         comm_reorders.install(self.p, lambda: self.rec.current)
         large_bodies.install(self.p)
+        script_objects.install(self.p)  # a DDP teardown that cannot hang
         if hasattr(self.rec, "pending_comm_passes"):
             fx_comm_passes.install(self.p, self.rec)
         if hasattr(self.rec, "splits"):

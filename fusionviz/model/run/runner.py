@@ -14,12 +14,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from importlib import resources
 from pathlib import Path
 
 from fusionviz.model.errors import TraceError
-from fusionviz.model.run.process_tree import kill_tree, new_run_id, tag_env
+from fusionviz.model.run.process_tree import descendants, kill_tree, new_run_id, tag_env
 from fusionviz.model.run.protocol import CHANNEL_ENV, open_channel, parse_progress
 from fusionviz.model.run.settle import finalize_trace, write_failure
 from fusionviz.model.run.streams import Tail, pump
@@ -29,8 +29,8 @@ from fusionviz.model.whatif import WhatIf
 
 __all__ = [
     "capture_argv", "capture_env", "default_example", "examples", "finalize_trace",
-    "output_problem", "rank_paths", "run_capture", "run_ranks", "settle_traces",
-    "write_failure",
+    "output_problem", "rank_paths", "ranks_running", "run_capture", "run_ranks",
+    "settle_traces", "write_failure",
 ]
 
 
@@ -210,8 +210,9 @@ def run_ranks(
 
         try:
             code = _wait(proc, poll, lingering)
-            lingered = code is None
-            if lingered:
+            stayed, lingered = code is None, set()
+            if stayed:  # which ranks' traces say so: those still running
+                lingered = ranks_running(proc.pid) if nproc > 1 else {0}
                 _kill_group(proc, run_id)
                 code = proc.wait()
             # The child is gone; what it started (a forked worker, a daemon) may hold
@@ -241,7 +242,7 @@ def run_ranks(
                 _settle_stopped(str(path), script, tail)
             raise failed[0]
         timed_out = (deadline is not None and time.monotonic() >= deadline and code != 0
-                     and not lingered)
+                     and not stayed)
         return settle_traces(outs, exit_code=code, status="timeout" if timed_out else None,
                              stderr_tail=tail.text(), script=str(script),
                              ended=ended if nproc == 1 else {}, lingered=lingered)
@@ -272,18 +273,37 @@ def rank_paths(folder: str | os.PathLike, nproc: int) -> list[Path]:
     return [Path(folder) / RANK_FILE.format(rank=r) for r in range(nproc)]
 
 
-def settle_traces(paths: list[Path], **how) -> list[Trace]:
+def settle_traces(paths: list[Path], *, lingered: Collection[int] = (),
+                  **how) -> list[Trace]:
     """Settle each trace file (``finalize_trace(path, **how)``: a missing one gets a
-    trace of how the run ended) and read it, its script as settled, written or not."""
+    trace of how the run ended) and read it, its script as settled, written or not.
+    ``lingered``: the indexes of the paths whose process was ended after its final
+    trace (``finalize_trace``'s ``lingered``)."""
     traces = []
-    for path in paths:
-        settled = finalize_trace(str(path), **how)
+    for i, path in enumerate(paths):
+        settled = finalize_trace(str(path), lingered=i in lingered, **how)
         try:
             trace = tracefile.load_trace(path)
         except (TraceError, OSError):  # nothing could be written (write_failure: why)
             trace = Trace()
         traces.append(dataclasses.replace(trace, script=settled))
     return traces
+
+
+def ranks_running(launcher: int) -> set[int]:
+    """The ranks whose capture process still runs below ``launcher`` (torchrun), by the
+    RANK in its environment (Linux /proc; empty elsewhere)."""
+    ranks = set()
+    for pid in descendants(launcher):
+        try:  # a zombie's cmdline reads empty: that rank has exited
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        rank = next((v[5:] for v in env if v.startswith(b"RANK=")), b"")
+        if b"fusionviz.model.capture" in argv and rank.isdigit():
+            ranks.add(int(rank))
+    return ranks
 
 
 def _ignore(_line: str) -> None:

@@ -83,8 +83,9 @@ MAX_RANKS = 4096  # more than the launcher is ever asked for: a larger count is 
 
 
 def _settle_ranks(out: str, *, status: str | None, exit_code: int | None, stderr_tail: str,
-                  script: str, ended: dict | None = None) -> str:
-    """Settle every rank's trace in the folder ``out``, then compare the ranks."""
+                  script: str, ended: dict | None = None, lingered=()) -> str:
+    """Settle every rank's trace in the folder ``out``, then compare the ranks;
+    ``lingered``: the ranks ended after their final trace (``runner.settle_traces``)."""
     try:  # bounded as every file the app reads; TraceError is a ValueError
         nproc = int(bounded.read_text(Path(out) / NPROC_FILE, max_bytes=64))
     except (OSError, ValueError):
@@ -98,7 +99,7 @@ def _settle_ranks(out: str, *, status: str | None, exit_code: int | None, stderr
     # as the command line does (runner.run_ranks): a rank that wrote nothing gets a
     # trace of how the job ended
     traces = runner.settle_traces(paths, exit_code=exit_code, status=status,
-                                  stderr_tail=stderr_tail, script=script)
+                                  stderr_tail=stderr_tail, script=script, lingered=lingered)
     ranks.finish_ranks(script, out, traces, [p.name for p in paths])
     return "; ".join(f"{p.name}: {write_failure(t.script)}"
                      for p, t in zip(paths, traces, strict=True) if write_failure(t.script))
@@ -140,6 +141,8 @@ class RunController(QObject):
         self._stderr_tail = Tail()  # for the error message / traceback pane
         self._run_id, self._pid, self._ended = "", 0, {}
         self._lingered = False  # ended by us after its final trace: it would not exit
+        self._stuck: set[int] = set()  # the ranks that would not (a job of ranks)
+        self._nproc, self._done = 1, set()  # ranks in the job; those that said "done"
         self._linger_timer = QTimer(self)
         self._linger_timer.setSingleShot(True)
         self._linger_timer.timeout.connect(self._end_lingering)
@@ -163,6 +166,7 @@ class RunController(QObject):
         for key, value in runner.capture_env(cache_dir, self._run_id).items():
             env.insert(key, value)
         self.cancelled, self._ended, self._lingered = False, {}, False
+        self._stuck, self._nproc, self._done = set(), int(options.get("nproc", 1) or 1), set()
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail.clear()
         proc = QProcess(self)
@@ -236,7 +240,9 @@ class RunController(QObject):
     def _progress(self, message: dict) -> None:
         if message["event"] == "done":  # how the child ended, for settling the trace
             self._ended = message
-            if self.job is CAPTURE:  # its trace is final: it has a while to exit
+            self._done.add(message.get("rank", 0))
+            # every rank's trace is final: the job has a while to exit
+            if self.job in (CAPTURE, RANKS) and len(self._done) >= self._nproc:
                 self._linger_timer.start(int(runner.EXIT_AFTER_DONE_S * 1000))
         self.sig_progress.emit(message)
 
@@ -245,6 +251,8 @@ class RunController(QObject):
         or worker the script left blocks the exit): end it, keeping its status."""
         if self.running and not self.cancelled:
             self._lingered = True
+            if self.job is RANKS:  # the ranks whose traces will say so
+                self._stuck = runner.ranks_running(self.process.processId())
             kill_tree(self.process.processId(), self._run_id)
             self.process.kill()
 
@@ -277,7 +285,8 @@ class RunController(QObject):
         self._linger_timer.stop()
         crashed = exit_status == QProcess.ExitStatus.CrashExit and not self._lingered
         status = "cancelled" if self.cancelled else ("crashed" if crashed else None)
-        lingered = {"lingered": True} if self._lingered else {}
+        lingered = {"lingered": self._stuck if self.job is RANKS else True
+                    } if self._lingered else {}
         try:
             self.write_problem = self.job.settle(
                 self.out_path, exit_code=None if crashed or lingered else exit_code,
