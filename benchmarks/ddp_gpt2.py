@@ -13,44 +13,27 @@ gradients from its hooks, outside the compiled graphs. bf16 autocast, AdamW, bat
 
 from __future__ import annotations
 
-import argparse
-import gc
-import os
+import sys
+from pathlib import Path
 
 import torch
-import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from transformers import GPT2Config, GPT2LMHeadModel
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _nccl_step import finish, start, train
+
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--layers", type=int, default=6)
-    ap.add_argument("--steps", type=int, default=3)
-    opts = ap.parse_args()
-    dist.init_process_group("nccl")
-    rank = dist.get_rank()
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
-    torch.cuda.set_device(device)
-    torch.manual_seed(0)
+    opts, rank, device = start(layers=6)
     model = GPT2LMHeadModel(GPT2Config(n_layer=opts.layers, use_cache=False)).to(device)
     if getattr(model, "loss_type", "absent") is None:  # a graph break otherwise
         model.loss_type = "ForCausalLM"
     ddp = DistributedDataParallel(model, device_ids=[device.index])
-    step = torch.compile(ddp)
-    opt = torch.optim.AdamW(ddp.parameters(), lr=1e-4)
     ids = torch.randint(0, model.config.vocab_size, (8, 256), device=device)
-    for _ in range(opts.steps):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = step(input_ids=ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    print(f"rank {rank}: loss {loss.item():.5f}", flush=True)
-    del ddp, step, opt, model, loss
-    gc.collect()
-    dist.barrier()
-    dist.destroy_process_group()
+    train(torch.compile(ddp), ddp.parameters(), ids, opts.steps, rank)
+    del ddp, model
+    finish()
 
 
 if __name__ == "__main__":

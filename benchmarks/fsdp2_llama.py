@@ -13,26 +13,19 @@ its loss.
 
 from __future__ import annotations
 
-import argparse
-import gc
-import os
+import sys
+from pathlib import Path
 
 import torch
-import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
 from transformers import LlamaConfig, LlamaForCausalLM
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _nccl_step import finish, start, train
+
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--steps", type=int, default=3)
-    opts = ap.parse_args()
-    dist.init_process_group("nccl")
-    rank = dist.get_rank()
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
-    torch.cuda.set_device(device)
-    torch.manual_seed(0)
+    opts, rank, device = start(layers=4)
     config = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=opts.layers,
                          num_attention_heads=16, num_key_value_heads=16, vocab_size=32000,
                          use_cache=False)
@@ -40,20 +33,10 @@ def main() -> None:
     for layer in model.model.layers:
         fully_shard(layer)
     fully_shard(model)
-    step = torch.compile(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(0, config.vocab_size, (4, 512), device=device)
-    for _ in range(opts.steps):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = step(input_ids=ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    print(f"rank {rank}: loss {loss.item():.5f}", flush=True)
-    del step, opt, model, loss
-    gc.collect()
-    dist.barrier()
-    dist.destroy_process_group()
+    train(torch.compile(model), model.parameters(), ids, opts.steps, rank)
+    del model
+    finish()
 
 
 if __name__ == "__main__":
