@@ -66,10 +66,21 @@ class Baseline:
         if side is not None and (side.wall or side.device):
             what = "autograd backward" if kind == "backward" else "forward"
             return side.onto(timing, f"Dynamo graph, eager {what}")
-        why = self.why_not or "no eager run of this side"
+        why = self.why_not or _why_no_side(kind, self.backward)
         return replace(timing, eager_ms=None, eager_spread=(), eager_wall_ms=None,
                        eager_wall_spread=(), eager_device_ms=None,
                        eager_source=f"none: {why}")
+
+
+def _why_no_side(kind: str, backward: EagerTimes | None) -> str:
+    """Why a side has no eager figure though its graph ran (no error to name)."""
+    if kind != "backward":
+        return "its Dynamo graph was never called with real tensors"
+    if backward is None:
+        return ("the Dynamo graph's first call built no autograd graph (no input required "
+                "grad, or grad mode was off), so its backward was not run eagerly")
+    return ("run eagerly, the Dynamo graph's outputs reached no tensor that requires grad: "
+            "no autograd backward to time")
 
 
 def program_baseline(timing: Timing | None, kind: str, entry) -> Timing | None:
