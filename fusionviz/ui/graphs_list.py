@@ -57,7 +57,7 @@ def summary_cells(graph) -> list[str]:
         count(s.get("fusions"), none=""),
         _ms(s.get("compiled_ms")),
         _ms(s.get("eager_ms")),
-        "—" if speedup is None else f"{speedup:.2f}×",
+        _speedup(speedup),
     ]
 
 
@@ -74,7 +74,11 @@ def group_cells(label: str, graphs) -> list[str]:
     title = f"#{graphs[0].index}–{graphs[-1].index} {graphs[0].kind}"
     return [title, label.split(": ", 1)[-1], count(total("nodes")), count(total("kernels")),
             "", count(total("fusions"), none=""), _ms(compiled), _ms(eager),
-            "—" if not compiled or eager is None else f"{eager / compiled:.2f}×"]
+            _speedup(eager / compiled if compiled and eager is not None else None)]
+
+
+def _speedup(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}×"
 
 
 def _ms(value: float | None) -> str:

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import re
 
-import torch
-
+from fusionviz.model.capture.dynamo_reasons import compile_id
 from fusionviz.model.trace import Split
 
 BY = "DDP optimizer"
@@ -27,22 +26,15 @@ def install(patcher, splits: Splits) -> None:
     except ImportError:  # no torch.distributed in this build
         distributed = None
     patcher.wrap(distributed, "pretty_print_buckets",
-                 lambda orig: _seen(orig, splits), "DDP optimizer buckets")
+                 lambda orig: _seen(orig, patcher, splits), "DDP optimizer buckets")
 
 
-def _seen(orig, splits):
+def _seen(orig, patcher, splits):
     def pretty_print_buckets(buckets, *args, **kwargs):
-        try:
-            splits.found(buckets)
-        finally:
-            return orig(buckets, *args, **kwargs)  # noqa: B012 - never in the user's way
+        patcher.guard("DDP optimizer buckets", splits.found, buckets)
+        return orig(buckets, *args, **kwargs)
 
     return pretty_print_buckets
-
-
-def _compile_id() -> str:
-    cid = torch._guards.CompileContext.current_compile_id()
-    return str(cid) if cid else ""
 
 
 class Splits:
@@ -55,7 +47,7 @@ class Splits:
     def found(self, buckets) -> None:
         if len(buckets) < 2:  # one bucket: compiled whole, no split
             return
-        cid = _compile_id()
+        cid = compile_id()
         self.pieces[cid] = [Split(by=BY, piece=i, pieces=len(buckets),
                                   params=tuple(readable(str(p))
                                                for p in getattr(b, "params", ())),
@@ -65,7 +57,7 @@ class Splits:
 
     def take(self) -> Split | None:
         """The next piece of the frame being compiled (None: it was not split)."""
-        cid = _compile_id()
+        cid = compile_id()
         pieces, k = self.pieces.get(cid), self.taken.get(cid, 0)
         if not pieces or k >= len(pieces):
             return None

@@ -57,7 +57,8 @@ def _module(name: str):
         return None
 
 
-def _compile_id() -> str:
+def compile_id() -> str:
+    """Dynamo's compile id of the frame being compiled now ("" outside one)."""
     try:
         from torch._guards import CompileContext
 
@@ -118,7 +119,7 @@ class DynamoReasons:
         return compile_subgraph
 
     def _on_compile_subgraph(self, sig, args, kwargs) -> None:
-        cid = _compile_id()
+        cid = compile_id()
         if not cid:
             return
         if self._pending:
@@ -169,7 +170,7 @@ class DynamoReasons:
     def _on_recompile(self, reasons) -> None:
         texts = [reasons] if isinstance(reasons, str) else list(reasons or ())
         texts = [str(t)[:MAX_TEXT] for t in texts if t]
-        cid = _compile_id()
+        cid = compile_id()
         if cid:
             self._add_recompiles(cid, texts)
         else:

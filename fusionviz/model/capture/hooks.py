@@ -137,12 +137,12 @@ class Hooks:
             outer = depth["n"] == 0
             if outer:  # a piece of a frame the DDP optimizer split, or None
                 self.rec.piece = self.p.guard("DDP optimizer piece", self.rec.splits.take)
+            piece = self.rec.piece
             depth["n"] += 1
             try:
                 compiled = orig(model, example_inputs, *args, **kwargs)
             finally:
                 depth["n"] -= 1
-                piece = self.rec.piece
                 if outer:
                     self.rec.piece = None
             if depth["n"] or not callable(compiled):

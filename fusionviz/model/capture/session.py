@@ -26,7 +26,7 @@ from fusionviz.model.capture.baseline import (
     wrap_compiled,
 )
 from fusionviz.model.capture.ddp_split import Splits
-from fusionviz.model.capture.dynamo_reasons import DynamoReasons
+from fusionviz.model.capture.dynamo_reasons import DynamoReasons, compile_id
 from fusionviz.model.capture.extern_calls import matmul_settings
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
@@ -157,10 +157,10 @@ class Recorder:
         self.emit(encode_progress(event, **fields))
 
     def graph_started(self, graph_lowering) -> GraphRecord:
-        cid = torch._guards.CompileContext.current_compile_id()
+        cid = compile_id()
         kind = "backward" if getattr(graph_lowering, "is_backward", False) else (
             "inference" if getattr(graph_lowering, "is_inference", False) else "forward")
-        g = GraphRecord(index=len(self.graphs), compile_id=str(cid) if cid else "", kind=kind)
+        g = GraphRecord(index=len(self.graphs), compile_id=cid, kind=kind)
         g.comm_passes, self.pending_comm_passes = self.pending_comm_passes, []
         g.aot_id = getattr(graph_lowering, "graph_id", None)
         g.split = self.piece or next(  # a backward: its forward's piece
@@ -252,8 +252,7 @@ class Recorder:
     def dynamo_graph(self, gm, compiled, piece=None):
         """``compiled`` (Inductor's function for Dynamo's graph ``gm``, or for one
         ``piece`` of it), timing ``gm`` eagerly after its first call."""
-        cid = torch._guards.CompileContext.current_compile_id()
-        key = baseline_key(str(cid) if cid else "", piece)
+        key = baseline_key(compile_id(), piece)
         return wrap_compiled(compiled, gm, lambda g, inputs, grad: self.guarded(
             self._eager_baseline, key, g, inputs, grad))
 
