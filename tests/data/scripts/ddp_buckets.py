@@ -4,7 +4,7 @@ and backward) on its own. Run under torchrun (2 ranks; gloo on the CPU, NCCL wit
 GPU per rank); it tears down as ``_train_mlp.finish`` does (pytorch/pytorch#56297)."""
 
 import torch
-from _train_mlp import finish, start
+from _train_mlp import finish, start, train
 from torch.nn.parallel import DistributedDataParallel
 
 
@@ -22,15 +22,6 @@ class Stack(torch.nn.Module):
 if __name__ == "__main__":
     rank, device, cuda = start()
     # 1 MB buckets (DDP's first bucket is 1 MB too): each 512x512 Linear fills one
-    model = DistributedDataParallel(Stack().to(device), bucket_cap_mb=1,
-                                    device_ids=[rank] if cuda else None)
-    step = torch.compile(model)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    for _ in range(2):
-        loss = step(torch.randn(32, 512, device=device)).pow(2).mean()
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-    print(f"rank {rank}: loss {loss.item():.5f}")
-    del model, step, opt, loss
-    finish()
+    train(DistributedDataParallel(Stack().to(device), bucket_cap_mb=1,
+                                  device_ids=[rank] if cuda else None), device, rank, width=512)
+    finish()  # the DDP module, passed as a temporary, is gone by now
