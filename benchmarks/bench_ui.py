@@ -109,22 +109,29 @@ def _time_calls(obj, name: str) -> list[float]:
     return spent
 
 
-def _open_once(path: Path, folder: Path, n: int, k: int) -> tuple[MainWindow, dict[str, float]]:
-    """A fresh window (first-run dock layout) opening ``path``: load, panes, first frame,
-    then the idle-time work: the lazily loaded rest, and every fusion step prepared."""
+def settle(window: MainWindow) -> float:
+    """Seconds until the window's idle-time work is done (events processed meanwhile)."""
+    start = time.perf_counter()
+    while window.completer.running or window.warmer.running:
+        QApplication.processEvents()
+    return time.perf_counter() - start
+
+
+def _open_once(path: Path, folder: Path, n: int | str, k: int,
+               graph: int = 0) -> tuple[MainWindow, dict[str, float]]:
+    """A fresh window (first-run dock layout) opening ``path`` on graph ``graph`` (a
+    switch right after the open, timed with it): load, panes, first frame, then the
+    idle-time work: the lazily loaded rest, and every fusion step prepared."""
     settings = QSettings(str(folder / f"window_{n}_{k}.ini"), QSettings.Format.IniFormat)
     window = MainWindow(settings=settings)
     window.resize(*WINDOW_SIZE)
     window.show()
     QApplication.processEvents()
     shown = _time_calls(window.state, "set_trace")  # open_trace = load_trace + set_trace
-    opened = timed(lambda: window.open_trace(str(path)))
+    opened = timed(lambda: (window.open_trace(str(path)), window.state.set_graph(graph)))
     first = window_frame(window)
     assert window.state.graph is not None, window.errors
-    start = time.perf_counter()
-    while window.completer.running or window.warmer.running:  # the rest, between events
-        QApplication.processEvents()
-    rest = time.perf_counter() - start
+    rest = settle(window)  # the rest, between events
     return window, {"load": 1000 * (opened - shown[0]), "panes": 1000 * shown[0],
                     "open": 1000 * opened, "first": 1000 * first,
                     "open+first": 1000 * (opened + first), "w/o load": 1000 * (shown[0] + first),
@@ -150,9 +157,18 @@ def bench_window(n: int, folder: Path, repeats: int = 3) -> dict[str, float]:
     # The same steps as a user sees them: the event loop repaints only what changed.
     natural = [timed(lambda k=k: (window.state.set_step(k), QApplication.processEvents()))
                for k in STEPS]
+    pans = window_pans(window, window.state.graph.nodes[n // 2].name)
+    window.close()
+    return {**result, "step": median_ms(steps), "step max": 1000 * max(steps),
+            "step (loop)": median_ms(natural), "pan": median_ms(pans)}
+
+
+def window_pans(window: MainWindow, name: str) -> list[float]:
+    """Seconds of 20 pans of the window's graph view (unzoomed, around node ``name``),
+    each a scroll, the view's repaint and the events after it."""
     view = window.graph_view
     view.resetTransform()
-    view.centerOn(view.node_scene_pos(window.state.graph.nodes[n // 2].name))
+    view.centerOn(view.node_scene_pos(name))
     QApplication.processEvents()
     pans = []
     for i in range(20):
@@ -162,9 +178,7 @@ def bench_window(n: int, folder: Path, repeats: int = 3) -> dict[str, float]:
         view.viewport().repaint()
         QApplication.processEvents()  # the minimap follows the scroll bars
         pans.append(time.perf_counter() - t)
-    window.close()
-    return {**result, "step": median_ms(steps), "step max": 1000 * max(steps),
-            "step (loop)": median_ms(natural), "pan": median_ms(pans)}
+    return pans
 
 
 def _table(title: str, cols: tuple[str, ...], rows: list[tuple[int, dict]]) -> None:

@@ -331,10 +331,10 @@ def compiled_profile(w: Workload, device: str, settings: list[str], mode: str | 
 BLOCKS = 3  # profiled blocks of a compiled profile (its spread)
 
 
-def main(build: Callable[[str, str], Workload]) -> None:
+def main(build: Callable[[str, str], Workload], sizes=("full", "tiny")) -> None:
     ap = argparse.ArgumentParser(description="A real-model workload for fusionviz.")
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    ap.add_argument("--size", choices=("full", "tiny"), default="full")
+    ap.add_argument("--size", choices=sizes, default="full")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--eager-profile", metavar="OUT.json", default=None)
     ap.add_argument("--modes-wall", metavar="OUT.json", default=None)

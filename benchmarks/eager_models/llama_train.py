@@ -7,7 +7,9 @@ ids; the module's forward is ``model(input_ids, labels=input_ids).loss`` under b
 autocast on CUDA (fp32 on the CPU); then ``loss.backward()`` and AdamW (lr 1e-4).
 
 ``--size tiny``: 2 layers, hidden 64, intermediate 176, 4 heads, vocab 256, 64
-positions, batch 2 x sequence 32.
+positions, batch 2 x sequence 32. ``--size deep64``: 64 layers,
+hidden 256, intermediate 688, 4 heads, vocab 1024, batch 2 x sequence 128 (the deep
+trace of ``benchmarks/bench_real.py``).
 
     python benchmarks/eager_models/llama_train.py [--size full|tiny] [--device cpu]
     python benchmarks/eager_models/llama_train.py --eager-profile OUT.json
@@ -33,6 +35,11 @@ SIZES = {
     "tiny": (dict(hidden_size=64, intermediate_size=176, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=4, vocab_size=256,
                   max_position_embeddings=64), 2, 32),
+    # Deep and thin, for the window's scale (benchmarks/bench_real.py): a graph of
+    # thousands of scheduler nodes whose kernels cost little.
+    "deep64": (dict(hidden_size=256, intermediate_size=688, num_hidden_layers=64,
+                    num_attention_heads=4, num_key_value_heads=4, vocab_size=1024,
+                    max_position_embeddings=256), 2, 128),
 }
 
 
@@ -50,4 +57,4 @@ def build(device: str, size: str) -> Workload:
 
 
 if __name__ == "__main__":
-    main(build)
+    main(build, sizes=tuple(SIZES))

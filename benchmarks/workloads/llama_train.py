@@ -15,14 +15,16 @@ optimizer step, so the weights never change and the loss is the same every step.
 
 ``compiled=True`` compiles the step's forward (model + loss) with ``torch.compile``
 (default options); AOTAutograd compiles the backward. ``size="tiny"`` (2 layers, dim 64,
-vocab 128, seq 32, batch 2) compiles in seconds on a CPU, for smoke tests.
+vocab 128, seq 32, batch 2) compiles in seconds on a CPU, for smoke tests; ``size="deep"``
+(320 layers, dim 256, 4 heads, ffn 688, vocab 1024, seq 128, batch 2) is about 20k
+scheduler nodes, the window's largest real case (``benchmarks/bench_real.py``).
 
 Same API as ``gpt2_train.py``:
 
     make_step(device, compiled, size="full") -> zero-arg callable returning the loss
 
     python benchmarks/workloads/llama_train.py [--device auto|cpu|cuda] [--steps 3]
-        [--size full|tiny]
+        [--size full|tiny|deep]
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ SIZES = {
     "full": Config(),
     "tiny": Config(n_layer=2, dim=64, n_head=4, n_kv_head=2, ffn=176, vocab=128,
                    batch=2, seq=32),
+    # deep and thin: about 20k scheduler nodes in a train step whose kernels cost little
+    # (the window's scale, benchmarks/bench_real.py)
+    "deep": Config(n_layer=320, dim=256, n_head=4, n_kv_head=4, ffn=688, vocab=1024,
+                   batch=2, seq=128),
 }
 
 

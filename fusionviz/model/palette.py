@@ -28,6 +28,12 @@ def kernel_color(index: int, kind: str = "") -> str:
     return KERNEL_COLORS[index % len(KERNEL_COLORS)]
 
 
+def graph_color(index: int) -> str:
+    """The color of graph ``index`` where graphs are drawn side by side (a rank's
+    step timeline): the kernel palette, by graph index."""
+    return kernel_color(index)
+
+
 def kernel_colors(kernels) -> Mapping[str, str]:
     """Map kernel name → color for a graph's kernels (first occurrence wins).
 

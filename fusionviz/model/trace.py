@@ -467,6 +467,43 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class StepSpan:
+    """Something that ran during the profiled train step, in ms from the step's start.
+
+    ``lane``: ``compute`` (a compiled graph's call, the optimizer) or ``communication``
+    (a collective) as the CPU saw it; ``device compute`` / ``device communication`` on
+    the GPU (the graph's kernels, the NCCL kernel)."""
+
+    lane: str
+    name: str
+    start_ms: float
+    end_ms: float
+    kind: str = ""  # forward | backward | optimizer | all_reduce | broadcast | all_gather ...
+    graph: int | None = None  # a compiled graph's call: its index
+    bytes: int | None = None  # a collective: what it moves (its tensor), where recorded
+    shape: tuple[int, ...] = ()  # a collective's tensor
+    dtype: str = ""
+    backend: str = ""  # a collective: gloo | nccl
+    bucket: int | None = None  # a DDP all-reduce: its bucket, 0 = the first issued
+    issue_ms: float | None = None  # a collective: when the script's thread issued it
+
+
+@dataclass(frozen=True)
+class StepTimeline:
+    """One whole train step of this rank under ``torch.profiler``: the compiled graphs'
+    calls and the collectives issued outside them (DDP's bucket all-reduces, FSDP's
+    all-gathers). ``note`` says why nothing was recorded, when ``spans`` is empty."""
+
+    version: int = 1
+    spans: tuple[StepSpan, ...] = ()
+    duration_ms: float | None = None  # from the step's start to its end
+    device: str = "cpu"  # cuda: device lanes from the CUDA profiler
+    window: str = ""  # which calls opened and closed the profiled window
+    method: str = ""  # how it was measured (and what the profiler cost)
+    note: str = ""  # "not recorded: ..." or what was unusual
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """Which hooks were installed on this torch, and which were missing."""
 
@@ -489,6 +526,7 @@ class Trace:
     problems: tuple[Problem, ...] = ()
     warnings: tuple[str, ...] = ()
     entries: tuple[Entry, ...] = ()  # what the user compiled, timed eager vs compiled
+    step: StepTimeline | None = None  # one train step per rank (None: not recorded)
 
 
 # The bulk of a big trace, built on first read when loaded with ``lazy=True``.

@@ -18,6 +18,7 @@ import math
 from collections import Counter, defaultdict
 
 from fusionviz.model import trace as t
+from fusionviz.model.comms.step_overlap import step_span_ok
 from fusionviz.model.errors import TraceError
 from fusionviz.model.trace import CATEGORIES, OUTCOMES, Graph, Samples, Trace
 
@@ -47,6 +48,7 @@ AMOUNTS = {
     t.BenchKernel: ("ms", "n_regs", "n_spills"), t.Reorder: ("index", "wall_s"),
     t.Samples: ("launches", "faults"), t.EagerKernel: ("ms", "calls"),
     t.Entry: ("restored",), t.Split: ("piece", "pieces", "bytes"),
+    t.StepSpan: ("graph", "bytes", "shape", "bucket"), t.StepTimeline: ("duration_ms",),
 }
 
 
@@ -160,7 +162,7 @@ def _round_problems(graph: Graph) -> Problems:
     amounts, spills = [], []
     for r in graph.rounds:  # (lazily built, as are their candidates and verdicts)
         where = f"round {r.index}"
-        before = [set(g) for g in r.groups_before]
+        before = _groups_of(r.groups_before)
         groups = [*r.groups_before, *r.groups_after]
         amounts += _amounts(r, where)
         for c in r.candidates:
@@ -175,7 +177,7 @@ def _round_problems(graph: Graph) -> Problems:
                     spills.append(f"{where} #{c.rank} {c.benchmark.spill}")
             if c.outcome not in OUTCOMES:
                 outcomes.append(f"{where} #{c.rank} {c.outcome}")
-            if before and not all(any(set(g) <= b for b in before) for g in (c.a, c.b)):
+            if before and not all(_inside_one(g, before) for g in (c.a, c.b)):
                 strays.append(f"{where} #{c.rank} {'+'.join(c.a)} / {'+'.join(c.b)}")
             if c.bytes_saved is not None and abs(c.bytes_saved) > MAX_BYTES:
                 bad_sizes.append(f"{where} #{c.rank}")
@@ -197,6 +199,26 @@ def _round_problems(graph: Graph) -> Problems:
     say("benchmark spills fusionviz does not know", spills, ROUNDS)
     say(IMPOSSIBLE, amounts, ROUNDS)
     return say
+
+
+def _groups_of(groups) -> dict[str, set[int]]:
+    """Node name → the indices of the groups holding it."""
+    out: dict[str, set[int]] = {}
+    for i, g in enumerate(groups):
+        for n in g:
+            out.setdefault(n, set()).add(i)
+    return out
+
+
+def _inside_one(group, groups_of: dict[str, set[int]]) -> bool:
+    """Whether one group (of those ``_groups_of`` indexed) holds every node of ``group``
+    (an empty group is inside any)."""
+    common = None
+    for n in group:
+        common = groups_of.get(n, set()) if common is None else common & groups_of.get(n, set())
+        if not common:
+            return False
+    return True
 
 
 def trace_problems(trace: Trace) -> Problems:
@@ -223,6 +245,12 @@ def trace_problems(trace: Trace) -> Problems:
         [e.name for e in trace.entries if not all(
             _ok_time(ms) for samples in _samples(e) for ms in (*samples.wall, *samples.device))],
         ENTRIES)
+    step = trace.step
+    if step is not None:  # (a span may start before the step: negative is fine)
+        say(IMPOSSIBLE, [*_amounts(step, "step"), *(
+            x for sp in step.spans for x in _amounts(sp, f"step {sp.name}"))], SCRIPT)
+        say("train step spans whose times are not finite or end before they start",
+            [sp.name for sp in step.spans if not step_span_ok(sp)], SCRIPT)
     return say
 
 
@@ -250,7 +278,12 @@ def _amounts(obj, where: str) -> list[str]:
     number that cannot be."""
     out = []
     for name in AMOUNTS.get(type(obj), ()):
-        bad = next((x for x in _numbers(getattr(obj, name)) if not _ok_time(x)), None)
+        value = getattr(obj, name)
+        if value is None or (type(value) in (int, float) and 0 <= value <= MAX_AMOUNT) or (
+                type(value) is tuple and all(type(v) is int and 0 <= v <= MAX_AMOUNT
+                                             for v in value)):
+            continue  # the common case, at a glance (a bool is not a number here)
+        bad = next((x for x in _numbers(value) if not _ok_time(x)), None)
         if bad is not None:
             out.append(f"{where} {name} {bad!r:.30}")
     return out

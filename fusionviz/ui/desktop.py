@@ -8,6 +8,8 @@
   header line, as a spreadsheet or a chat message takes them.
 - A tree in a dock too narrow for its columns shows those that fit whole
   (``ColumnFit``): a column cut at the dock's edge reads as a broken word ("fus").
+- A pane behind another dock's tab does its costly work when its tab comes to the
+  front (``WhenOnScreen``).
 """
 
 from __future__ import annotations
@@ -157,3 +159,25 @@ class ColumnFit(QObject):
         self.hidden = hidden
         if self.on_fit is not None:
             self.on_fit(hidden)
+
+
+class WhenOnScreen:
+    """Work a pane does only while its dock is in front: asked for while the dock is
+    behind another tab, it is done when the tab comes to the front (connect the dock's
+    visibilityChanged to ``set_on_screen``: a widget behind a tab says it is visible)."""
+
+    def __init__(self, work: Callable[[], None]) -> None:
+        self.work, self.on_screen, self.stale = work, True, False
+
+    def request(self) -> bool:
+        """Do the work now when on screen (True), else once shown (False)."""
+        self.stale = not self.on_screen
+        if not self.stale:
+            self.work()
+        return not self.stale
+
+    def set_on_screen(self, on: bool) -> None:
+        self.on_screen = on
+        if on and self.stale:
+            self.stale = False
+            self.work()

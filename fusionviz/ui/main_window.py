@@ -189,6 +189,8 @@ class MainWindow(TraceOpening, RunCommands, FileCommands, AdvisorCommands, Windo
             "output": self._dock("Script output", "dock_output", self.output, bottom),
         }
         self.docks["advisor"].visibilityChanged.connect(self.advisor.set_on_screen)
+        self.docks["eager"].visibilityChanged.connect(self.eager_pane.shown.set_on_screen)
+        self.docks["kernels"].visibilityChanged.connect(self.kernel_table.shown.set_on_screen)
         self.advisor.sig_compare.connect(self._compare_replays)
 
     def _build_status(self) -> None:
@@ -207,6 +209,7 @@ class MainWindow(TraceOpening, RunCommands, FileCommands, AdvisorCommands, Windo
         self._full_view: tuple = (-1,)  # its graph, step, selection, folds when hidden
         # (graph, its Problems, rounds and details checked); (trace, its Problems)
         self._checked: tuple = (None, Problems(), False)
+        self._checks: dict[int, tuple] = {}  # the last few graphs' _checked, by id
         self._trace_checked: tuple = (None, Problems())
         self.env_label = plain(QLabel())  # torch, triton, device: as the trace says
         # One rank's trace of a multi-rank capture: switch the explorer to another rank.
@@ -279,8 +282,8 @@ class MainWindow(TraceOpening, RunCommands, FileCommands, AdvisorCommands, Windo
         self._show_notices()
 
     def _on_graph_changed(self, _index: int) -> None:
+        self._prepare_steps()  # idle work, first the details check Notices waits for
         self._show_notices()
-        self._prepare_steps()
         if self.find_edit.text():
             self.graph_view.find(self.find_edit.text())
 

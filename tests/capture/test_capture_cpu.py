@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from fusionviz.model.comms.step_overlap import SINGLE_PROCESS
 from fusionviz.model.trace import OUTCOMES
 
 SCRIPTS = Path(__file__).parents[1] / "data" / "scripts"
@@ -23,6 +24,8 @@ def test_forward_and_backward_give_two_graphs(capture):
     assert kinds == ["forward", "backward"]
     assert trace.env["torch"].startswith("2.")
     assert not trace.problems, trace.problems
+    # one process: no collectives, so no train step is profiled, and the trace says why
+    assert trace.step.note == SINGLE_PROCESS and not trace.step.spans
 
 
 def test_nodes_rounds_and_kernels_are_consistent(capture):

@@ -15,6 +15,7 @@ import pytest
 from fusionviz.cli.main import main
 from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.comms.reorders import comm_names, moves
+from fusionviz.model.comms.step_overlap import step_overlap
 from fusionviz.model.experiment import ranks
 from fusionviz.model.experiment.runs import read_experiment
 from fusionviz.model.run.runner import rank_paths, run_capture
@@ -303,3 +304,50 @@ def test_ddp_optimizer_pieces_are_named_timed_and_given_their_own_eager_figure(c
         # one eager figure per piece, not one for all
         assert len({g.timing.eager_ms for g in graphs}) == len(graphs)
     assert ranks.agree(traces)
+
+
+def test_each_rank_profiles_one_train_step_with_its_pieces_and_bucket_all_reduces(
+        captured):
+    """#21 item 5: DDP's bucket all-reduces run in its hooks, outside the compiled
+    pieces. Each rank profiles its 2nd step (from the 2nd call of its first piece to
+    its 3rd): the 8 pieces' calls in order, forward then backward, one gloo all-reduce
+    per bucket issued during the backward (together every parameter's bytes), and the
+    optimizer after them."""
+    _, traces, _ = captured("ddp_buckets.py")
+    for trace in traces:
+        step = trace.step
+        assert not step.note and step.window.endswith("to the 3rd call of graph 0")
+        pieces = sorted((s for s in step.spans if s.lane == "compute" and s.graph is not None),
+                        key=lambda s: s.start_ms)
+        assert [s.graph for s in pieces] == list(range(8))  # forward 0-3, backward 4-7
+        assert [s.kind for s in pieces] == ["forward"] * 4 + ["backward"] * 4
+        assert pieces[0].start_ms == 0 and all(
+            a.end_ms <= b.start_ms for a, b in zip(pieces, pieces[1:]))
+        reduces = [s for s in step.spans if s.kind == "all_reduce"]
+        assert len(reduces) >= 4 and {s.backend for s in reduces} == {"gloo"}
+        assert sum(s.bytes for s in reduces) == 4 * (512 * 512 + 512) * 4
+        # issued by DDP's hooks during the backward, after the piece that made the grads
+        assert all(pieces[4].end_ms <= s.issue_ms <= s.start_ms < s.end_ms
+                   for s in reduces)
+        first = min(reduces, key=lambda s: s.issue_ms)
+        assert first.bucket == 0 and first.issue_ms < pieces[5].start_ms
+        (sgd,) = [s for s in step.spans if s.name == "SGD.step"]
+        assert sgd.start_ms > pieces[-1].end_ms and sgd.end_ms <= step.duration_ms
+        overlap = step_overlap(step)
+        assert overlap.communication_ms > 0 and len(overlap.collectives) == len(reduces)
+
+
+def test_fsdp2s_all_gathers_outside_the_graphs_are_on_each_ranks_step(captured):
+    """FSDP2's hooks gather each layer's parameters outside the compiled graphs (gloo:
+    its reduce-scatters run as all-reduces): each rank's profiled step holds them, each
+    with its tensor's bytes and when the script's thread issued it."""
+    _, traces, _ = captured("fsdp2_step.py")
+    for trace in traces:
+        step = trace.step
+        assert not step.note and step.window.endswith("call of graph 0")
+        gathers = [s for s in step.spans if s.kind == "all_gather"]
+        assert gathers and all(s.bytes > 0 and s.issue_ms is not None for s in gathers)
+        assert {s.graph for s in step.spans if s.graph is not None} == set(
+            range(len(trace.graphs)))
+        assert len(step_overlap(step).collectives) == len(
+            [s for s in step.spans if s.lane == "communication"])

@@ -10,9 +10,15 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 PATH = Qt.ItemDataRole.UserRole + 1
 
 
+def in_front(window):
+    """The pane, its dock brought to the front (it explains a new trace when shown)."""
+    window.docks["eager"].raise_()
+    return window.eager_pane
+
+
 def test_the_pane_opens_on_the_module_that_lost_most_and_lists_both_sides(window, qtbot):
     assert window.open_trace(str(DATA / "gpu_bert_fp16_infer.json.gz")), window.errors
-    pane = window.eager_pane
+    pane = in_front(window)
     assert pane.entry_box.count() == 1
     assert pane.headline.text().startswith("BertModel: compiled ")
     report = pane.report.toPlainText()
@@ -35,7 +41,7 @@ def test_the_pane_opens_on_the_module_that_lost_most_and_lists_both_sides(window
 
 def test_clicking_a_compiled_kernel_selects_it_everywhere(window, qtbot):
     assert window.open_trace(str(DATA / "gpu_bert_fp16_infer.json.gz")), window.errors
-    pane = window.eager_pane
+    pane = in_front(window)
     name = pane.compiled_table.item(0, 0).text()
     pane.compiled_table.cellClicked.emit(0, 0)
     assert window.state.kernel == name
@@ -48,7 +54,7 @@ def test_clicking_a_compiled_kernel_selects_it_everywhere(window, qtbot):
 
 def test_the_backward_side_and_the_module_outline_show_time_lost_or_won(window, qtbot):
     assert window.open_trace(str(DATA / "gpu_llama_hf_train.json.gz")), window.errors
-    pane = window.eager_pane
+    pane = in_front(window)
     pane.side_box.setCurrentText("backward")
     root = pane.tree.topLevelItem(0)
     assert root.text(0) == "(whole model)" and float(root.text(2)) > 0
@@ -59,7 +65,7 @@ def test_the_backward_side_and_the_module_outline_show_time_lost_or_won(window, 
 
 def test_a_trace_without_entries_says_why_the_pane_is_empty(window, qtbot):
     assert window.open_trace(str(DATA / "gpu_mlp_block.json.gz")), window.errors
-    pane = window.eager_pane
+    pane = in_front(window)
     assert pane.entry_box.count() == 0
     assert "recorded before fusionviz timed your own code" in pane.headline.text()
     assert pane.tree.topLevelItemCount() == 0
@@ -77,7 +83,7 @@ def test_the_speedup_tooltip_gives_both_clocks():
 
 def test_a_measured_cuda_graphs_what_if_is_in_the_report_and_needs_no_button(window, qtbot):
     assert window.open_trace(str(DATA / "gpu_mlp_train_cudagraphs.json.gz")), window.errors
-    pane = window.eager_pane
+    pane = in_front(window)
     report = pane.report.toPlainText()
     assert "Fix: CUDA graphs, measured: " in report
     assert "forward  wall   with CUDA graphs " in report
@@ -97,14 +103,25 @@ def test_the_cuda_graphs_button_captures_the_script_again_with_the_what_if(
     script = tmp_path / "train.py"
     save_trace(replace(trace, script=replace(trace.script, path=str(script))), str(gone))
     assert window.open_trace(str(gone)), window.errors
-    assert window.eager_pane.cudagraphs_button.isHidden()  # its script is not here
+    assert in_front(window).cudagraphs_button.isHidden()  # its script is not here
     script.write_text("print('hi')\n")
     save_trace(replace(trace, script=replace(trace.script, path=str(script))), str(here))
     runs = []
     monkeypatch.setattr(window, "run_script", lambda path, **options: runs.append(
         (path, options)))
     assert window.open_trace(str(here)), window.errors
-    button = window.eager_pane.cudagraphs_button
+    button = in_front(window).cudagraphs_button
     assert not button.isHidden()
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert runs == [(str(script), {"what_if": ("reduce-overhead",)})]
+
+
+def test_the_pane_explains_a_trace_when_it_shows_and_at_once_while_shown(window, qtbot):
+    pane = window.eager_pane
+    assert window.open_trace(str(DATA / "gpu_bert_fp16_infer.json.gz")), window.errors
+    assert not pane.shown.on_screen and pane.entry_box.count() == 0  # not explained yet
+    assert in_front(window).entry_box.count() == 1
+    assert pane.headline.text().startswith("BertModel: compiled ")
+    assert window.open_trace(str(DATA / "gpu_mlp_block.json.gz")), window.errors
+    assert pane.shown.on_screen and pane.entry_box.count() == 0
+    assert "recorded before fusionviz timed your own code" in pane.headline.text()

@@ -414,6 +414,7 @@ def fill(window, qtbot, found: Findings, monkeypatch) -> None:
         graph = state.graph
         if graph.kernels:
             state.select_kernel(graph.kernels[0].name)
+        window.docks["kernels"].raise_()  # the table lists a graph's kernels when shown
         walk(window.kernel_table, found)
         hover_graph(window, found, monkeypatch)
     state.set_graph(next(g.index for g in trace.graphs if g.kernels))

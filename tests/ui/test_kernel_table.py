@@ -65,3 +65,30 @@ def test_rows_say_where_in_the_model_and_how_fast(table):
     assert sum(r["share"] for r in rows if r["share"]) == pytest.approx(100.0)
     qkv = next(r for r in rows if r["module"] == "blocks.*.attn.qkv")
     assert qkv["launches"] == 12 and qkv["gb_s"] > 0 and len(qkv["nodes"].split(", ")) == 12
+
+
+def test_its_columns_fit_as_qt_fits_them_and_a_graph_shown_again_keeps_its_rows(table):
+    """Widths measured from the widest cells equal resizeColumnsToContents's (capped)."""
+    backward = TRACE.graphs[1]
+    table.state.set_graph(1)
+    fitted = [table.table.columnWidth(c) for c in range(len(COLUMNS))]
+    rows = table.model.rows
+    table.table.resizeColumnsToContents()
+    assert fitted == [min(table.table.columnWidth(c), 320) for c in range(len(COLUMNS))]
+    assert len(rows) == len(backward.kernels)
+    table.state.set_graph(0)
+    table.state.set_graph(1)
+    assert table.model.rows is rows and table.table.columnWidth(0) == fitted[0]
+
+
+def test_in_the_window_it_lists_a_graph_when_its_tab_comes_to_the_front(window, qtbot):
+    path = Path(__file__).resolve().parents[1] / "data" / "gpu_gpt2_train.json.gz"
+    assert window.open_trace(str(path)), window.errors
+    kernels = window.kernel_table
+    assert not kernels.shown.on_screen and kernels.model.rowCount() == 0  # behind the ledger
+    window.state.set_graph(1)
+    window.state.select_kernel(window.state.graph.kernels[3].name)
+    window.docks["kernels"].raise_()
+    assert kernels.model.rowCount() == len(window.state.graph.kernels)
+    current = kernels.table.currentIndex()
+    assert kernels.proxy.index(current.row(), 0).data() == window.state.kernel

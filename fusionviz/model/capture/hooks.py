@@ -20,6 +20,7 @@ from fusionviz.model.capture import (
     fx_comm_passes,
     large_bodies,
     script_objects,
+    step_profile,
 )
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.nodes import members
@@ -116,6 +117,8 @@ class Hooks:
         comm_reorders.install(self.p, lambda: self.rec.current)
         large_bodies.install(self.p)
         script_objects.install(self.p)  # a DDP teardown that cannot hang
+        if hasattr(self.rec, "step"):  # the profiled step ends where the group goes
+            step_profile.install(self.p, self.rec.step)
         if hasattr(self.rec, "pending_comm_passes"):
             fx_comm_passes.install(self.p, self.rec)
         if hasattr(self.rec, "splits"):

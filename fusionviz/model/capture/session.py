@@ -31,6 +31,7 @@ from fusionviz.model.capture.extern_calls import matmul_settings
 from fusionviz.model.capture.graph_record import GraphRecord
 from fusionviz.model.capture.kernels import complete_from_module, triton_launch_facts
 from fusionviz.model.capture.replay_source import replay_source
+from fusionviz.model.capture.step_profile import StepProfile
 from fusionviz.model.capture.timing import clone_inputs, measure
 from fusionviz.model.run.protocol import encode_progress
 from fusionviz.model.run.settle import write_error_text
@@ -123,6 +124,7 @@ class Recorder:
         self.after_script: list = []  # measurements that wait for the script's end
         self.reasons = DynamoReasons()  # compile id → graph-break and recompile reasons
         self.splits = Splits()  # frames the DDP optimizer split into pieces
+        self.step = StepProfile(self.graphs, self.on_error)  # one train step, profiled
         self.piece = None  # the piece compile_fx is compiling now (a Split), or None
         self.current: GraphRecord | None = None
         # FX passes that changed collectives, seen before the graph they belong to starts
@@ -228,9 +230,12 @@ class Recorder:
         state = {"done": False}
 
         def call(args):
-            if state["done"] or fake_call(args):
+            if state["done"]:
+                return self.step.call(g.index, orig, args)
+            if fake_call(args):
                 return orig(args)
             state["done"] = True
+            self.guarded(self.step.first_call, g.index)
             inputs = self.guarded(clone_inputs, args) if self.measure_runtime else None
             out = orig(args)
             self.guarded(self._after_first_call, g, module, orig, inputs, gm)
@@ -324,6 +329,7 @@ class Recorder:
             problems=tuple(self.problems),
             warnings=tuple(self.warnings),
             entries=tuple(self.entries),
+            step=self.step.timeline,
         )
 
     def save(self) -> Trace:
@@ -345,6 +351,7 @@ class Recorder:
         """Write the final trace and say so; when it could not be written, the
         message says why and how many graphs the file kept."""
         self.script = script
+        self.step.close("the script's end")
         trace = self.save()
         failed = {"write_error": self.write_error, "kept": self.kept} if self.write_error else {}
         self.progress("done", status=script.status, graphs=len(trace.graphs), **failed)

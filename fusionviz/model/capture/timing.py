@@ -42,6 +42,11 @@ _RANDOM_OPS = ("rand", "dropout", "bernoulli", "philox", "seed", "normal", "unif
                "multinomial", "exponential", "poisson", "cauchy", "geometric")
 
 
+def graph_range(index: int) -> str:
+    """The profiler range around one call of graph ``index`` (``step_profile``)."""
+    return f"{GRAPH_RANGE} {index}"
+
+
 def clone_inputs(args, keep_grad: bool = False) -> list:
     """Copies of the graph inputs (strides kept) so repeated runs never touch the user's.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from fusionviz.model.names import extern_op
 from fusionviz.model.trace import EagerKernel, Entry, Graph, Kernel, Trace
@@ -129,7 +130,21 @@ class ModuleMap:
                            sum(m.eager_ms for m in found), sum(m.compiled_ms for m in found))
 
 
+_maps: dict[tuple[int, str], tuple[Trace, Entry, ModuleMap]] = {}  # of the last trace
+
+
 def module_map(trace: Trace, entry: Entry, side: str = "forward") -> ModuleMap:
+    """The map of one side of ``entry`` (the same object while the trace is the last
+    one asked about: the eager pane and the graph's module tint read the same map)."""
+    if any(t is not trace for t, _, _ in _maps.values()):
+        _maps.clear()
+    hit = _maps.get((id(entry), side))
+    if hit is None or hit[1] is not entry:
+        hit = _maps[(id(entry), side)] = (trace, entry, _module_map(trace, entry, side))
+    return hit[2]
+
+
+def _module_map(trace: Trace, entry: Entry, side: str) -> ModuleMap:
     modules: dict[str, ModuleTimes] = {}
 
     def at(path: str, cls: str = "") -> ModuleTimes:
@@ -207,6 +222,7 @@ _NOT_WORK = {"getitem", "view", "reshape", "permute", "_unsafe_view", "expand", 
              "transpose", "squeeze", "unsqueeze", "slice", "select", "split", "alias"}
 
 
+@lru_cache(maxsize=4096)
 def _target_op(target: str) -> str:
     """``aten.addmm.default`` → ``addmm``; ``<built-in function getitem>`` → ``getitem``."""
     if target.startswith(("aten.", "prims.", "torch.ops.")):

@@ -62,10 +62,30 @@ class ExternFacts:
         return 100.0 * self.tflop_s / self.peak_tflop_s
 
 
-def extern_facts(graph: Graph, env: dict | None = None) -> dict[str, ExternFacts]:
-    """Kernel name → facts, for every extern kernel of ``graph`` (not collectives);
-    ``env``: the trace's (GPU name and fp32 matmul settings)."""
-    env = env or {}
+_kept: dict[int, tuple] = {}  # id(graph) -> (graph, env, facts): the last few graphs'
+GRAPHS_KEPT = 4
+
+
+def extern_facts(graph: Graph, env: dict | None = None,
+                 only: tuple[str, ...] | None = None) -> dict[str, ExternFacts]:
+    """Kernel name → facts, for every extern kernel of ``graph`` (not collectives), or
+    for those named ``only``; ``env``: the trace's (GPU name and fp32 matmul settings).
+    The kernel table and the charts ask for the same graph's: computed once (a new
+    dict each time)."""
+    hit = _kept.get(id(graph))
+    if only is not None:
+        if hit is not None and hit[0] is graph and hit[1] is env:
+            return {k: hit[2][k] for k in only if k in hit[2]}
+        return _extern_facts(graph, env or {}, set(only))
+    if hit is None or hit[0] is not graph or hit[1] is not env:
+        hit = _kept[id(graph)] = (graph, env, _extern_facts(graph, env or {}))
+        while len(_kept) > GRAPHS_KEPT:
+            _kept.pop(next(iter(_kept)))
+    return dict(hit[2])
+
+
+def _extern_facts(graph: Graph, env: dict, only: set[str] | None = None
+                  ) -> dict[str, ExternFacts]:
     nodes = node_index(graph)
     halves = {n.name: _halves(n.extern_call) for n in graph.nodes if n.extern_call is not None}
     inputs = graph.replay.get("inputs")
@@ -76,6 +96,8 @@ def extern_facts(graph: Graph, env: dict | None = None) -> dict[str, ExternFacts
     gpu, peaks = gpu_peaks(str(env.get("device_name", ""))) if cuda else ("", {})
     out = {}
     for k in graph.kernels:
+        if only is not None and k.name not in only:
+            continue
         node = next((nodes[m] for m in k.nodes if m in nodes), None)
         if k.backend != "extern" or node is None or node.category != "extern":
             continue

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from fusionviz.model.comms.collective_times import collective_times
+from fusionviz.model.comms.step_overlap import SINGLE_PROCESS, overlap_line, step_overlap
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_summary, load_warning, time_kind
 from fusionviz.model.report.eager_explain import entry_lines
 from fusionviz.model.report.formatting import (
+    byte_size,
     collective_text,
     collective_time_text,
     comm_pass_text,
@@ -163,12 +165,34 @@ def round_lines(r: Round) -> list[str]:
     return lines
 
 
+def step_lines(trace: Trace) -> list[str]:
+    """The rank's profiled train step (``Trace.step``): its communication line and
+    each collective's bytes, time and the backward graphs it overlaps."""
+    step, o = trace.step, step_overlap(trace.step)
+    if o is None:
+        return [f"train step: {step.note}"] if step is not None and step.note and (
+            step.note != SINGLE_PROCESS) else []
+    took = f"{o.step_ms:.4g} ms, " if o.step_ms is not None else ""
+    lines = [f"train step ({step.window}): {took}{overlap_line(o)}"]
+    for c in o.collectives:
+        s = c.span
+        bucket = f" bucket {s.bucket}" if s.bucket is not None else ""
+        back = ", ".join(f"#{g}" for g in c.backward) or "none"
+        lines.append(f"  {s.name}{bucket}: {byte_size(s.bytes, 'bytes not recorded')}, "
+                     f"{c.ms:.4g} ms ({c.ms - c.hidden_ms:.4g} ms exposed), overlaps "
+                     f"backward graphs {back}")
+    return lines
+
+
 def summary_text(trace: Trace, *, rounds: bool = False) -> str:
     """The whole summary; with ``rounds`` also every round's candidate ledger."""
     lines = header_lines(trace)
     entries = entry_lines(trace)
     if entries:
         lines += ["", *entries]
+    step = step_lines(trace)
+    if step:
+        lines += ["", *step]
     if not trace.graphs:
         lines.append("no compiled graphs were recorded")
     for g in trace.graphs:

@@ -31,6 +31,7 @@ from fusionviz.model.report.extern_facts import extern_facts, extern_text
 from fusionviz.model.report.formatting import MIB
 from fusionviz.model.trace import Graph
 from fusionviz.ui.charts.page import ChartPage, ClickableBars, OnScreenWatcher, on_screen
+from fusionviz.ui.charts.step import StepChart
 from fusionviz.ui.charts.timeline import TimelineChart
 from fusionviz.ui.plain import tip
 from fusionviz.ui.theme import OUTCOME_COLORS
@@ -335,11 +336,13 @@ class ChartsPane(QWidget):
         self.round_chart = RoundChart(state, self)
         self.benchmark_chart = BenchmarkChart(state, self)
         self.timeline_chart = TimelineChart(state, self)
+        self.step_chart = StepChart(state, self)  # the rank's train step: drawn per trace
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.kernel_chart, "Kernel time")
         self.tabs.addTab(self.round_chart, "Rounds")
         self.tabs.addTab(self.benchmark_chart, "Benchmark fusion")
         self.tabs.addTab(self.timeline_chart, "Timeline")
+        self.tabs.addTab(self.step_chart, "Train step")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)

@@ -31,7 +31,7 @@ from fusionviz.model.report import eager_cudagraphs
 from fusionviz.model.report.eager_explain import Explained, explain_all
 from fusionviz.model.report.eager_map import ModuleMap, ModuleTimes
 from fusionviz.model.report.formatting import clip
-from fusionviz.ui.desktop import add_row_copy
+from fusionviz.ui.desktop import WhenOnScreen, add_row_copy
 from fusionviz.ui.plain import plain, tip
 from fusionviz.ui.theme import EAGER_TINTS
 from fusionviz.ui.view_state import ViewState
@@ -138,7 +138,9 @@ class EagerPane(QWidget):
         layout.addWidget(self.headline)
         layout.addWidget(body, 1)
 
-        state.sig_trace_changed.connect(self.refresh)
+        # explaining a deep model's time costs ~0.3 s: done when the pane is in front
+        self.shown = WhenOnScreen(self.refresh)
+        state.sig_trace_changed.connect(self.shown.request)
         self.entry_box.currentIndexChanged.connect(self._show_entry)
         self.side_box.currentIndexChanged.connect(self._show_entry)
         self.tree.currentItemChanged.connect(self._show_module)

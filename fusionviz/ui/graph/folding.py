@@ -30,6 +30,7 @@ from fusionviz.model.trace import Graph
 FIRST_VIEW = 60  # a bigger graph opens folded and collapsed to show about this many items
 HUB_FANOUT = 8  # a node feeding more visible nodes is drawn with stubs, not edges
 VIEWS_KEPT = 8  # visible graphs kept per graph (each holds a dict over all nodes)
+GRAPHS_KEPT = 4  # graphs whose module tree, runs and visible graphs are kept
 
 
 class Folding:
@@ -37,14 +38,17 @@ class Folding:
         self._group_of: tuple = (None, {})  # a step's groups and each node's group id
         self._inside: dict[str, tuple[int, int]] = {}  # per box at the step of _group_of
         self._final: tuple = (None, None, {})  # final groups, view, their fused_inside
+        # id(graph) -> (graph, its module tree, its runs, its views): the last few graphs
+        self._graphs: dict[int, tuple] = {}
         self.set_graph(None)
 
     # ---- state ----------------------------------------------------------------------
     def set_graph(self, graph: Graph | None) -> None:
         """A new graph: its module tree, its repeated blocks, the default folding."""
         self.graph = graph
-        self.tree = ModuleTree(graph) if graph is not None else None
-        self.runs: list[Run] = repeated_runs(self.tree) if self.tree else []
+        kept = self.prepare(graph)  # a graph shown (or prepared) before: as built then
+        self.tree = kept[1]
+        self.runs: list[Run] = kept[2]
         self.collapsed: frozenset[str] = frozenset()
         self.opened: frozenset[str] = frozenset()  # modules opened from a box: framed
         self.folded: tuple[Run, ...] = ()
@@ -54,10 +58,27 @@ class Folding:
         self._box_index: dict[str, np.ndarray] = {}
         self._colors_of = None
         self._node_kernel: np.ndarray | None = None
-        self._views: dict[tuple, ModuleView] = {}  # per folding, oldest first
+        self._views: dict[tuple, ModuleView] = kept[3]  # per folding, oldest first
         if graph is not None and len(graph.nodes) > FIRST_VIEW:
             self._first_view()
         self._rebuild()
+
+    def prepare(self, graph: Graph | None) -> tuple:
+        """``graph``'s module tree and repeated runs, built once (ahead of a switch to
+        it, on the idle path); with the visible graphs shown of it."""
+        kept = self._graphs.get(id(graph))
+        if kept is None or kept[0] is not graph:
+            tree = ModuleTree(graph) if graph is not None else None
+            kept = (graph, tree, repeated_runs(tree) if tree else [], {})
+            if graph is not None:
+                self._graphs[id(graph)] = kept
+                while len(self._graphs) > GRAPHS_KEPT:
+                    self._graphs.pop(next(iter(self._graphs)))
+        return kept
+
+    def forget(self) -> None:
+        """A new trace: the graphs kept of the last one go."""
+        self._graphs.clear()
 
     def _first_view(self) -> None:
         """Repeated blocks folded, and modules collapsed at the deepest depth that
@@ -219,9 +240,20 @@ class Folding:
     # ---- what the view draws ------------------------------------------------------
     def layout_edges(self) -> list[tuple[str, str]]:
         """Edges to lay out: all but those of hubs (drawn as stubs)."""
-        if not self.hubs:
-            return self.view.edges
-        return [(a, b) for a, b in self.view.edges if a not in self.hubs]
+        return _layout_edges(self.view, self.hubs)
+
+    def expanded(self) -> tuple[tuple, ModuleView, list[tuple[str, str]]]:
+        """What Expand All shows (its ``key``, visible graph and edges to lay out), built
+        ahead of it on the idle path (the visible graph is kept as one shown)."""
+        shown = (frozenset(), ())
+        view = self._views.get(shown)
+        if view is None:
+            view = self._views[shown] = module_view(self.graph, self.tree, *shown)
+            while len(self._views) > VIEWS_KEPT:
+                self._views.pop(next(iter(self._views)))
+        if self.focus is not None:
+            view = _focused(view, *self.focus)
+        return (*shown, self.focus), view, _layout_edges(view, _hubs(view))
 
     def box_colors(self, colors: dict[str, str]) -> dict[str, list[str]]:
         """Each box's kernel colors, most members first."""
@@ -354,6 +386,10 @@ class Folding:
         if box.run.key not in self._decisions:
             self._decisions[box.run.key] = run_decisions(self.graph, self.tree, box.run)
         return self._decisions[box.run.key]
+
+
+def _layout_edges(view: ModuleView, hubs: dict) -> list[tuple[str, str]]:
+    return [(a, b) for a, b in view.edges if a not in hubs] if hubs else view.edges
 
 
 def _hubs(view: ModuleView) -> dict[str, tuple[str, ...]]:

@@ -86,6 +86,7 @@ class GraphView(GraphMarks, ModuleCommands, QGraphicsView):
         self.minimap = MiniMap(self)
         self.tint = ModuleTint(self)  # modules by compiled vs eager time
         state.sig_trace_changed.connect(self._layouts.clear)
+        state.sig_trace_changed.connect(self.folding.forget)
         state.sig_graph_changed.connect(self._on_graph_changed)
         state.sig_step_changed.connect(self._on_step_changed)
         state.sig_selection_changed.connect(self._update_overlay)
@@ -103,6 +104,14 @@ class GraphView(GraphMarks, ModuleCommands, QGraphicsView):
             view = self.folding.view
             self._layouts[key] = layout(view.names, self.folding.layout_edges(), **SIZES)
         return self._layouts[key]
+
+    def prepare_expanded(self) -> None:
+        """Lay out the graph with every module expanded ahead of Expand All."""
+        if self.folding.tree is not None:
+            key, view, edges = self.folding.expanded()
+            if (self.state.graph_index, key) not in self._layouts:
+                self._layouts[(self.state.graph_index, key)] = layout(view.names, edges,
+                                                                      **SIZES)
 
     def _on_graph_changed(self, *_args) -> None:
         with gc_paused():  # see _rebuild

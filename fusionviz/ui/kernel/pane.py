@@ -302,10 +302,12 @@ class KernelPane(QWidget):
         graph = self._state.graph
         if self._names[0] is not graph:
             self._names = (graph, Names(graph))
-        if self._extern[0] is not graph:
+        if self._extern[0] is not graph:  # each kernel's facts when first shown
+            self._extern = (graph, {})
+        if name not in self._extern[1]:
             trace = self._state.trace
-            self._extern = (graph, extern_facts(graph, trace.env if trace else None)
-                            if graph is not None else {})
+            self._extern[1][name] = extern_facts(
+                graph, trace.env if trace else None, only=(name,)).get(name)
         view.set_kernel(kernel, self._colors[name], time_kind(graph.timing if graph else None),
                         peak_dram_gb_s(self._state.trace), self._names[1].about(kernel.nodes),
                         eager_text(self._state.trace, graph, kernel),

@@ -25,12 +25,15 @@ from fusionviz.model.report.kernel_table import (
     matches,
     sort_value,
 )
-from fusionviz.ui.desktop import add_row_copy, refilter
+from fusionviz.ui.desktop import WhenOnScreen, add_row_copy, refilter
 from fusionviz.ui.kernel.groups import KernelGroups
+from fusionviz.ui.kernel.widths import content_widths
 from fusionviz.ui.plain import tip
 from fusionviz.ui.view_state import ViewState
 
 SORT = Qt.ItemDataRole.UserRole  # the raw value: numbers sort as numbers
+MAX_WIDTH = 320  # a fitted column's widest
+GRAPHS_KEPT = 8  # graphs whose rows and fitted widths are kept
 _ROOT = QModelIndex()
 
 
@@ -140,21 +143,57 @@ class KernelTable(QWidget):
         box.addLayout(top)
         box.addWidget(self.table, 1)
         box.addWidget(self.groups, 1)
-        state.sig_graph_changed.connect(self._reload)
-        state.sig_trace_changed.connect(self._reload)
+        # per graph: (the graph, the filter, its rows, its fitted widths), the last few
+        self._fitted: dict[int, tuple] = {}
+        # listing a deep model's thousand kernels costs ~0.2 s: done when in front
+        self.shown = WhenOnScreen(self._list_graph)
+        state.sig_trace_changed.connect(self._fitted.clear)  # the last trace's graphs go
+        state.sig_graph_changed.connect(self._on_graph_changed)  # also for a new trace
         state.sig_kernel_changed.connect(self._on_kernel_changed)
         self._reload()
 
-    def _reload(self, *_args) -> None:
+    def _on_graph_changed(self, *_args) -> None:
+        if not self.shown.request():
+            self.model.set_rows([])  # nothing of the graph before
+            self._on_filter()
+
+    def _list_graph(self) -> None:
+        self._reload()
+        self._on_kernel_changed(self.state.kernel)
+
+    def _reload(self) -> None:
         graph, trace = self.state.graph, self.state.trace
         env = trace.env if trace is not None else None
-        self.model.set_rows(kernel_rows(graph, env) if graph is not None else [])
-        self.table.resizeColumnsToContents()
-        for col in range(len(COLUMNS)):
-            self.table.setColumnWidth(col, min(self.table.columnWidth(col), 320))
+        seen = self._fitted.get(id(graph))
+        if seen is not None and seen[0] is graph:
+            rows = seen[2]  # a graph shown again: its rows as built then
+        else:
+            rows = kernel_rows(graph, env) if graph is not None else []
+        self.model.set_rows(rows)
+        if seen is None or seen[0] is not graph or seen[1] != self.proxy.text:
+            seen = (graph, self.proxy.text, rows, [min(w, MAX_WIDTH) for w in
+                                                  content_widths(self.table, self._texts())])
+            self._fitted.pop(id(graph), None)
+            self._fitted[id(graph)] = seen
+            while len(self._fitted) > GRAPHS_KEPT:
+                self._fitted.pop(next(iter(self._fitted)))
+        for col, width in enumerate(seen[3]):
+            self.table.setColumnWidth(col, width)
         if self.groups.isVisibleTo(self):
             self.groups.set_rows(self.model.rows)
         self._on_filter()
+
+    def _texts(self):
+        """The shown rows' texts in a column, each with whether it has an icon."""
+        proxy = self.proxy
+        rows = [self.model.rows[proxy.mapToSource(proxy.index(r, 0)).row()]
+                for r in range(proxy.rowCount())]
+
+        def column(col: int) -> list[tuple[str, bool]]:
+            key = COLUMNS[col][0]
+            return [(clip(cell_text(key, row[key])), key == "name" and bool(row.get("flag")))
+                    for row in rows]
+        return column
 
     def _on_view(self, index: int) -> None:
         grouped = index == 1

@@ -12,9 +12,11 @@ from fusionviz.model.errors import TraceError
 from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
+from fusionviz.model.report.eager_map import graph_map
 from fusionviz.model.tracefile.io import load_trace
 
 _COMPLETING = "Reading the rest of the trace (node details, ledgers)…"
+GRAPHS_AHEAD = 3  # graphs beside the shown one prepared in idle time for a switch
 
 
 class TraceOpening:
@@ -111,6 +113,8 @@ class TraceOpening:
             self.warmer.start(self._steps_to_prepare(graph), delay_ms=0)
 
     def _steps_to_prepare(self, graph):
+        self._check_details(graph)  # a graph shown again was checked: nothing to do
+        yield None
         steps = fusion_steps(graph)
         for k in range(len(steps)):
             if self.state.graph is not graph:
@@ -121,3 +125,18 @@ class TraceOpening:
             yield None
             self.ledger.prepare_step(k)
             yield None
+        if self.state.graph is graph:
+            self.graph_view.prepare_expanded()  # Expand All's layout
+        graphs = list(self.state.trace.graphs) if self.state.trace is not None else []
+        here = next((i for i, g in enumerate(graphs) if g is graph), 0)
+        near = sorted(range(len(graphs)), key=lambda i: abs(i - here))[1:GRAPHS_AHEAD + 1]
+        for other in (graphs[i] for i in near):
+            yield None
+            if self.state.graph is not graph:
+                return
+            try:  # the nearest graphs' tints, checks and modules: a switch gets them
+                graph_map(self.state.trace, other)
+                self._check_ahead(other)
+                self.graph_view.folding.prepare(other)
+            except TraceError:
+                pass  # a malformed part: said when that graph shows

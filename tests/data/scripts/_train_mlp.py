@@ -31,12 +31,13 @@ def start() -> tuple[int, torch.device, bool]:
     return rank, device, cuda
 
 
-def train(model: torch.nn.Module, device: torch.device, rank: int, width: int = 64) -> None:
-    """Two compiled train steps on a batch of 32 x ``width``; keeps no reference to
-    ``model`` once it returns."""
+def train(model: torch.nn.Module, device: torch.device, rank: int, width: int = 64,
+          steps: int = 2) -> None:
+    """``steps`` compiled train steps on a batch of 32 x ``width``; keeps no reference
+    to ``model`` once it returns."""
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     step = torch.compile(model)
-    for _ in range(2):
+    for _ in range(steps):
         loss = step(torch.randn(32, width, device=device)).pow(2).mean()
         loss.backward()
         opt.step()

@@ -21,7 +21,9 @@ class Stack(torch.nn.Module):
 
 if __name__ == "__main__":
     rank, device, cuda = start()
-    # 1 MB buckets (DDP's first bucket is 1 MB too): each 512x512 Linear fills one
+    # 1 MB buckets (DDP's first bucket is 1 MB too): each 512x512 Linear fills one;
+    # 3 steps: the capture profiles the 2nd whole (Trace.step, from the 3rd's start)
     train(DistributedDataParallel(Stack().to(device), bucket_cap_mb=1,
-                                  device_ids=[rank] if cuda else None), device, rank, width=512)
+                                  device_ids=[rank] if cuda else None), device, rank,
+          width=512, steps=3)
     finish()  # the DDP module, passed as a temporary, is gone by now
