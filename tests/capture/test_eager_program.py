@@ -158,24 +158,6 @@ def test_short_cpu_calls_are_timed_in_batches_and_backwards_never():
     assert len(res.eager_backward.wall) >= 5
 
 
-def test_a_16mb_call_reuses_memory_as_a_loop_does_and_pays_no_page_faults():
-    """Below glibc's largest mmap threshold a loop over ``y = f(x)`` (and ``timeit``)
-    reuses the block it just freed. Freeing a call's output and its input copy together
-    let glibc give both back to the OS: every call then paid ~4,000 page faults
-    (16 MB), a cost ``timeit`` never sees (benchmarks/cpu_timing.py)."""
-    import torch
-
-    from fusionviz.model.capture.eager_program import measure_program
-
-    def f(x):
-        return torch.relu(x) * 2 + 1
-
-    x = torch.randn(2048, 2048)  # 16 MB
-    res = measure_program(f, f, ((x,), {}), [], grad=False, cuda=False)
-    assert res.eager_forward.faults < 100 and res.compiled_forward.faults < 100, (
-        res.eager_forward.faults, res.compiled_forward.faults)
-
-
 def test_calls_that_touch_fresh_memory_are_said_to_be_approximate():
     """40 MB is above glibc's largest mmap threshold: every call maps it afresh, page by
     page, and the figure says so (its cost varies with the machine and the allocator)."""

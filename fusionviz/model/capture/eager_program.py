@@ -107,7 +107,6 @@ class _Side:
         self.backward_ok = grad
         self.why_no_backward = ""
         self.graphs = name == GRAPHED  # it replays CUDA graphs: each call a new step
-        self.last_out: list = []  # CPU: the previous call's outputs, until the next copy
 
     def mode(self):
         """The context of one call, entered outside the timed part: for the eager side
@@ -128,7 +127,6 @@ class _Side:
 
     def _step(self, record: bool, probe: bool) -> None:
         args, kwargs = clone_tree(self.inputs)  # copied outside the timed part
-        self.last_out.clear()  # now: see ``keep_outputs``
         known = self.params + _tensors((args, kwargs))
         with self.mode():
             _sync(self.cuda)
@@ -142,8 +140,6 @@ class _Side:
         if record:
             self.fwd.append((t1 - t0) * 1e3 / self.batch)
             self.faults["fwd"].append((f1 - f0) / self.batch)
-        if not self.cuda:
-            self.last_out[:] = keep_outputs(out)
         if self.backward_ok:
             outs, leaves = grad_targets(out, known)
             if probe and not (outs and leaves):
@@ -194,16 +190,6 @@ class _Side:
                     grads = [torch.ones_like(o) for o in outs]
                 if outs and leaves:
                     torch.autograd.grad(outs, leaves, grads, allow_unused=True)
-
-
-def keep_outputs(out) -> list:
-    """The output tensors, detached (their memory, not their autograd graph), kept by a
-    CPU side until its next call's inputs are copied. Freeing a call's outputs together
-    with its input copy hands two large blocks back at once, which glibc may return to
-    the OS; the next call then pays a page fault for every page it writes (16 MB: about
-    4,000 faults), while a program looping over ``y = f(x)`` (and ``timeit``) reuses the
-    memory it just freed (measured: benchmarks/cpu_timing.py)."""
-    return [t.detach() for t in _tensors(out)]
 
 
 def _minor_faults() -> int:
