@@ -1,10 +1,91 @@
-"""Fixtures for every test folder."""
+"""Fixtures for every test folder, the session's kept kernel folder and the ``torch``
+marker: every test that starts a capture carries it (``-m "not torch"`` is the fast loop)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
+
+from fusionviz.model.run import runner
+from fusionviz.model.run.kernel_cache import KERNEL_CACHE_ENV
+
+CAPTURES = Path(__file__).resolve().parent / "capture"  # every test there captures
+_made: list[str] = []  # the kernel folder this session made (deleted at its end)
+
+
+def pytest_configure(config):
+    """One kept kernel folder per test session (unless the user named one): every
+    capture of the same model reuses the kernels compiled before; the scheduler runs."""
+    if not os.environ.get(KERNEL_CACHE_ENV):
+        _made.append(tempfile.mkdtemp(prefix="fusionviz-test-kernels-"))
+        os.environ[KERNEL_CACHE_ENV] = _made[-1]
+
+
+def pytest_unconfigure(config):
+    for folder in _made:
+        shutil.rmtree(folder, ignore_errors=True)
+        if os.environ.get(KERNEL_CACHE_ENV) == folder:
+            del os.environ[KERNEL_CACHE_ENV]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if CAPTURES in Path(item.path).parents:
+            item.add_marker(pytest.mark.torch)
+
+
+def _compiled_frames() -> int:
+    utils = sys.modules.get("torch._dynamo.utils")
+    return utils.counters["frames"]["ok"] if utils else 0
+
+
+def _window_runner():
+    """The window's run controller module (None without Qt: the model's own run)."""
+    if importlib.util.find_spec("PySide6") is None:
+        return None
+    from fusionviz.ui.run import controller
+
+    return controller
+
+
+def _starts_capture(argv) -> bool:
+    words = [str(a) for a in argv]
+    return "fusionviz.model.capture" in words or ("fusionviz" in words
+                                                  and "experiment" in words)
+
+
+@pytest.fixture(autouse=True)
+def marked_if_it_captures(request, monkeypatch):
+    """A test not marked ``torch`` fails when it starts a capture (``run_capture``, a
+    capture or experiment child from the window, ``torch.compile`` in this process)."""
+    if request.node.get_closest_marker("torch"):
+        yield
+        return
+
+    # also from a thread that swallows the failure (a measurement's)
+    refused = request.node.capture_refusals = []
+
+    def refuse(*_args, **_kwargs):
+        refused.append(True)
+        pytest.fail(f"{request.node.nodeid} starts a capture: mark it "
+                    "@pytest.mark.torch", pytrace=False)
+
+    monkeypatch.setattr(runner, "capture_argv", refuse)
+    controller = _window_runner()
+    if controller is not None:
+        wrap = controller.in_own_session
+        monkeypatch.setattr(controller, "in_own_session", lambda argv: refuse()
+                            if _starts_capture(argv) else wrap(argv))
+    frames = _compiled_frames()
+    yield
+    if refused or _compiled_frames() != frames:
+        refuse()
 
 
 def _alive(pid: int) -> bool:

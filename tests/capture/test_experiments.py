@@ -56,8 +56,8 @@ def test_round_sweep_gives_one_variant_per_round(sweep):
     assert rows[0]["est_bytes"] > rows[-1]["est_bytes"]
 
 
-def test_forbid_and_force_rules(tmp_path):
-    base = run_capture(SCRIPT, str(tmp_path / "base.json.gz"), device="cpu")
+def test_forbid_and_force_rules(capture, tmp_path):
+    base = capture("whatif_ops.py")  # run_capture(SCRIPT, device="cpu"), once per session
     g = base.graphs[0]
     sub, relu, sin, cos = (_by_ops(base, *o) for o in (("sub",), ("relu",), ("sin",), ("cos",)))
     assert any({relu, sub} <= set(grp) for grp in g.final_groups)  # fused by default

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fusionviz.model.advisor.measure import NOTHING_TO_MEASURE, VERDICTS
 from fusionviz.ui.advisor.pane import WIN, WORSE
 from fusionviz.ui.compare.window import CompareWindow
@@ -25,6 +27,7 @@ def _advisor(window, qtbot, graph: int):
     return window.advisor
 
 
+@pytest.mark.torch  # starts a capture
 def test_measure_replays_the_best_candidate_and_compares_it(window, qtbot):
     assert window.open_trace(str(CPU))
     pane = _advisor(window, qtbot, 1)
@@ -64,6 +67,7 @@ def test_measure_replays_the_best_candidate_and_compares_it(window, qtbot):
     assert labels[0] == "baseline replay" and labels[1].endswith(candidate.what)
 
 
+@pytest.mark.torch  # starts a capture
 def test_a_pair_tried_from_why_not_can_be_cancelled(window, qtbot):
     assert window.open_trace(str(CPU))
     pane = _advisor(window, qtbot, 1)

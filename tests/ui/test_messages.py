@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from fusionviz.model.report.script_status import script_failure
@@ -26,6 +27,7 @@ def test_a_failure_says_what_happened_and_what_is_shown():
     assert "The 1 graph captured before that is shown." in script_failure(syntax, 1)
 
 
+@pytest.mark.torch  # starts a capture
 def test_a_script_with_a_syntax_error_run_from_the_window(window, qtbot, tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import torch\ndef f(x)\n    return x\n")

@@ -8,12 +8,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "scripts"
 GPU_RANKS = Path(__file__).resolve().parents[1] / "data" / "ranks" / "gpu_ranks_allreduce"
 
 
+@pytest.mark.torch  # starts a capture
 def test_capturing_two_ranks_from_the_window(window, qtbot):
     with qtbot.waitSignal(window.runner.sig_finished, timeout=240_000) as done:
         assert window.capture_ranks(str(SCRIPTS / "dist_allreduce.py"), 2, device="cpu")
@@ -67,6 +69,7 @@ def test_a_reordering_pass_is_a_step_with_its_new_order_in_the_ledger(window):
     assert not window.errors
 
 
+@pytest.mark.torch  # starts a capture
 def test_cancelling_a_ranks_job_ends_every_rank_and_keeps_what_each_captured(
         window, qtbot, tmp_path, alive):
     from fusionviz.model.run.runner import rank_paths

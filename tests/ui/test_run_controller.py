@@ -257,6 +257,7 @@ def test_a_rank_count_file_that_is_not_ours_falls_back_to_the_traces_there(tmp_p
                       script="/somewhere/train.py")
 
 
+@pytest.mark.torch  # starts a capture
 def test_a_capture_that_will_not_exit_after_its_trace_is_ended_keeping_its_status(
         qtbot, tmp_path, monkeypatch):
     """The real capture child on a script whose left-behind thread blocks its exit: the
@@ -274,6 +275,7 @@ def test_a_capture_that_will_not_exit_after_its_trace_is_ended_keeping_its_statu
     assert "did not exit after it finished" in trace.script.message
 
 
+@pytest.mark.torch  # starts a capture
 def test_a_rank_that_will_not_exit_after_its_trace_is_ended_and_only_it_says_so(
         qtbot, tmp_path, monkeypatch):
     """A job of two ranks where rank 1's left-behind thread blocks its exit: once both

@@ -43,6 +43,7 @@ from fusionviz.model.replay.compare import decision_differences
 from fusionviz.model.replay.run import replay, rerun, rerun_problem
 from fusionviz.model.replay.script import replay_problems
 from fusionviz.model.replay.turns import schedule
+from fusionviz.model.run.kernel_cache import shared_kernels
 from fusionviz.model.trace import Graph, Timing, Trace
 from fusionviz.model.whatif import WhatIf
 
@@ -184,6 +185,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
     lock = threading.Lock()
     threads = {"compile_threads": max(1, (os.cpu_count() or 2) // jobs)} if jobs > 1 else {}
     turns = tempfile.mkdtemp(prefix="turns-", dir=out) if jobs > 1 else None
+    kept: dict = {}  # the kernel folder the replays share
 
     def halted() -> bool:
         return stopped() or time.monotonic() - start > budget
@@ -206,7 +208,7 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
         path = str(out / f"replay_{ticket + 1}.json.gz")
         change = {"config": {**threads, **dict(c.config if c else ())},
                   "mode": c.mode if c else None, "poll": cancelled,
-                  "timeout": max(60.0, budget - (time.monotonic() - start) + 60)}
+                  "timeout": max(60.0, budget - (time.monotonic() - start) + 60), **kept}
         try:
             if cannot:
                 again, failed = rerun(trace, graph, path, whatif=WhatIf(
@@ -223,7 +225,9 @@ def measure(trace: Trace, trace_path: str, graph: Graph, candidates: list[Candid
                      f"ended: {label}: {said}")
         return again, failed, path
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    # the same graph compiled again and again: its kernels are compiled once
+    with shared_kernels() as kernels, ThreadPoolExecutor(max_workers=jobs) as pool:
+        kept["kernel_cache"] = kernels
         futures = [pool.submit(run, t) for t in range(len(order))]
         if turns:
             schedule(turns, range(len(order)), lambda t: futures[t].done(), halted)

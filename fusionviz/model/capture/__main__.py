@@ -19,6 +19,7 @@ import traceback
 import warnings
 
 from fusionviz.model.capture.no_graph import no_graph_message
+from fusionviz.model.run.kernel_cache import CACHE_SETTINGS, kept_folder, set_cache_env
 from fusionviz.model.run.protocol import ProgressWriter, progress_writer
 from fusionviz.model.run.settings import parse_config
 from fusionviz.model.trace import Script
@@ -49,11 +50,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def inductor_settings(opts: argparse.Namespace) -> dict:
     """The Inductor config to run under: the base settings (a replay's, from its
-    capture), caches off, then the mode's options and the user's overrides on top."""
+    capture), caches off (``caches.cache_settings``: kernels reused from a kept folder),
+    then the mode's options and the user's overrides on top."""
     import torch
 
+    from fusionviz.model.capture.caches import cache_settings
+
     settings: dict = parse_config(opts.base_config)
-    settings.update(force_disable_caches=True, fx_graph_cache=False)
+    settings.update(cache_settings())
     if opts.mode:
         settings.update(torch._inductor.list_mode_options(opts.mode))
     if opts.benchmark_fusion:
@@ -146,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     if opts.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA
     os.environ["FUSIONVIZ_DEVICE"] = opts.device
+    if kept_folder():  # torch reads the variables forcing caches on or off at import
+        set_cache_env(os.environ, "", kept_folder())
 
     import torch
 
@@ -153,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     # this disables profile-guided dynamic shapes: our doing, not the user's to act on.
     warnings.filterwarnings("ignore", message="dynamo_pgo force disabled by",
                             category=UserWarning)
+    from fusionviz.model.capture.caches import other_caches_off
     from fusionviz.model.capture.hooks import Hooks
     from fusionviz.model.capture.script_objects import let_go
     from fusionviz.model.capture.session import Recorder
@@ -160,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = inductor_settings(opts)
     whatif = whatif_from(opts)
     script = Script(path=os.path.abspath(opts.script), argv=tuple(opts.args))
-    requested = {k: v for k, v in settings.items() if _plain(v)}
+    # the caches as they were go in the trace (session.cache_facts), not as asked
+    requested = {k: v for k, v in settings.items() if _plain(v) and k not in CACHE_SETTINGS}
     measured = {"fusionviz.what_if": " ".join(opts.what_if)} if opts.what_if else {}
     rec = Recorder(opts.out, script, measure_runtime=not opts.no_timing, emit=emit,
                    requested={**requested, **whatif.to_config(), **measured},
@@ -175,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     orphaned = Orphaned(emit)
     held: list = []  # the script's objects: they die in let_go, not at its last line
-    with torch._inductor.config.patch(settings):
+    with torch._inductor.config.patch(settings), other_caches_off():
         with orphaned.armed():
             status, code, message, tb = run_script(opts.script, opts.args, held)
         if orphaned.stopped:

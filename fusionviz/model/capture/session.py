@@ -25,6 +25,7 @@ from fusionviz.model.capture.baseline import (
     program_baseline,
     wrap_compiled,
 )
+from fusionviz.model.capture.caches import cache_facts
 from fusionviz.model.capture.ddp_split import Splits
 from fusionviz.model.capture.dynamo_reasons import DynamoReasons, compile_id
 from fusionviz.model.capture.extern_calls import matmul_settings
@@ -44,9 +45,9 @@ CONFIG_KEYS = (
     "benchmark_epilogue_fusion", "epilogue_fusion", "prologue_fusion", "aggressive_fusion",
     "loop_ordering_after_fusion", "max_fusion_size", "combo_kernels", "triton.cudagraphs",
     "triton.unique_kernel_names", "cpp.descriptive_names", "triton.descriptive_names",
-    "realize_opcount_threshold", "score_fusion_memory_threshold", "force_disable_caches",
-    "cpu_backend", "cuda_backend", "compile_threads", "fx_graph_cache",
-)
+    "realize_opcount_threshold", "score_fusion_memory_threshold",
+    "cpu_backend", "cuda_backend", "compile_threads",
+)  # and the caches (caches.cache_facts)
 
 
 def _config_snapshot() -> dict:
@@ -61,6 +62,7 @@ def _config_snapshot() -> dict:
         except AttributeError:
             continue
         out[key] = json_value(obj)
+    out.update(cache_facts())
     return out
 
 

@@ -11,11 +11,12 @@ import tempfile
 from pathlib import Path
 
 from fusionviz.model.replay.script import replay_script
+from fusionviz.model.run.kernel_cache import CACHE_SETTINGS
 from fusionviz.model.run.runner import run_capture, write_failure
 from fusionviz.model.trace import Graph, Trace
 from fusionviz.model.whatif import WhatIf
 
-MACHINE_SETTINGS = ("compile_threads", "force_disable_caches", "fx_graph_cache")
+MACHINE_SETTINGS = ("compile_threads", *CACHE_SETTINGS)
 # settings under which Inductor runs kernels while it compiles (it times choices)
 BENCHMARKING = ("max_autotune", "max_autotune_gemm", "max_autotune_pointwise",
                 "benchmark_fusion", "benchmark_epilogue_fusion")
@@ -37,10 +38,11 @@ def replay(trace: Trace, trace_path: str, graph: Graph, out: str, *,
            whatif: WhatIf | None = None, config: dict | None = None, mode: str | None = None,
            timing: bool = True, timeout: float | None = None, on_progress=None,
            on_output=None, poll=None, turns: str | None = None,
-           ticket: int = 0) -> tuple[Graph | None, str]:
+           ticket: int = 0, kernel_cache: str = "") -> tuple[Graph | None, str]:
     """(the replayed graph, "") or (None, why the replay failed); its trace is ``out``.
     ``replay_problems(graph)`` must be empty. With ``turns`` (a folder), it runs kernels
-    only in the turns ``turns.schedule`` gives ticket ``ticket``."""
+    only in the turns ``turns.schedule`` gives ticket ``ticket``. ``kernel_cache``: a
+    kept kernel folder (``run_capture``)."""
     captured = captured_settings(trace.config)
     # the capture's settings go under a mode's options (else its max_autotune=False would
     # undo mode="max-autotune"); the caller's config goes over both
@@ -54,7 +56,7 @@ def replay(trace: Trace, trace_path: str, graph: Graph, out: str, *,
                                on_output=on_output, poll=poll, mode=mode, config=config or {},
                                base_config=captured,
                                device=_device(graph), timing=timing,
-                               whatif=whatif or WhatIf())
+                               whatif=whatif or WhatIf(), kernel_cache=kernel_cache)
     failure = write_failure(replayed.script)
     if replayed.script.status != "ok" or not replayed.graphs or failure:
         detail = replayed.script.message or failure or "no graph"
@@ -73,7 +75,8 @@ def rerun_problem(trace: Trace) -> str:
 
 def rerun(trace: Trace, graph: Graph, out: str, *, whatif: WhatIf | None = None,
           config: dict | None = None, mode: str | None = None,
-          timeout: float | None = None, poll=None) -> tuple[Graph | None, str]:
+          timeout: float | None = None, poll=None,
+          kernel_cache: str = "") -> tuple[Graph | None, str]:
     """(the script's graph of ``graph``'s index and kind, "") or (None, why not): the
     user's script captured again with the change (a forced pair: ``whatif.graph`` names
     the graph), under the capture's recorded settings, its trace ``out``."""
@@ -83,7 +86,7 @@ def rerun(trace: Trace, graph: Graph, out: str, *, whatif: WhatIf | None = None,
     again = run_capture(trace.script.path, out, timeout=timeout, poll=poll, mode=mode,
                         config=config or {}, base_config=captured_settings(trace.config),
                         device=_device(graph), whatif=whatif or WhatIf(),
-                        script_args=list(trace.script.argv))
+                        script_args=list(trace.script.argv), kernel_cache=kernel_cache)
     failure = write_failure(again.script)
     if again.script.status != "ok" or failure:
         return None, f"{again.script.status}: {again.script.message or failure}"

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from fusionviz.model.errors import TraceError
+from fusionviz.model.run.kernel_cache import set_cache_env
 from fusionviz.model.run.process_tree import descendants, kill_tree, new_run_id, tag_env
 from fusionviz.model.run.protocol import CHANNEL_ENV, open_channel, parse_progress
 from fusionviz.model.run.settle import finalize_trace, write_failure
@@ -90,9 +91,11 @@ def capture_argv(
     return [*argv, "--", str(script), *map(str, script_args)]
 
 
-def capture_env(cache_dir: str, run_id: str = "") -> dict[str, str]:
-    """The child's environment: a fresh Inductor/Triton cache so the scheduler runs,
-    and the run's cookie (``process_tree.tag_env``) that ``kill_tree`` finds.
+def capture_env(cache_dir: str, run_id: str = "", kernel_cache: str = "") -> dict[str, str]:
+    """The child's environment: a fresh Inductor/Triton cache in ``cache_dir`` so the
+    scheduler runs (or the kept kernel folder, ``kernel_cache.set_cache_env``: the
+    ``kernel_cache`` argument or ``FUSIONVIZ_KERNEL_CACHE``), and the run's cookie
+    (``process_tree.tag_env``) that ``kill_tree`` finds.
 
     ``TEARDOWN_CUPTI=1`` (unless the user set it): Kineto then finalizes CUPTI after each
     of the capture's profiler sessions, which otherwise stays active and slows the
@@ -101,12 +104,8 @@ def capture_env(cache_dir: str, run_id: str = "") -> dict[str, str]:
     """
     env = dict(os.environ)
     env.setdefault("TEARDOWN_CUPTI", "1")
-    env.update(
-        TORCHINDUCTOR_CACHE_DIR=str(Path(cache_dir) / "inductor"),
-        TRITON_CACHE_DIR=str(Path(cache_dir) / "triton"),
-        TORCHINDUCTOR_FORCE_DISABLE_CACHES="1",
-        PYTHONUNBUFFERED="1",
-    )
+    set_cache_env(env, cache_dir, kernel_cache)
+    env["PYTHONUNBUFFERED"] = "1"
     src = str(Path(__file__).resolve().parents[3])  # make the package importable as-is
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
     return tag_env(env, run_id) if run_id else env
@@ -152,7 +151,9 @@ def run_ranks(
     ``out`` is a folder where every rank writes its own trace (``rank_paths``), each
     settled; the caller compares them (``experiment.ranks.finish_ranks``). ``poll`` is
     called every ``POLL_S`` while the child runs, silent or not: when it raises (the
-    caller cancelled), the child is ended and its trace settled ``cancelled``."""
+    caller cancelled), the child is ended and its trace settled ``cancelled``.
+    ``kernel_cache``: a kept kernel folder (``capture_env``)."""
+    kernel_cache = options.pop("kernel_cache", "") or ""
     nproc = int(options.get("nproc", 1) or 1)
     outs = rank_paths(out, nproc) if nproc > 1 else [Path(out)]
     if nproc > 1:
@@ -162,7 +163,7 @@ def run_ranks(
     # The launcher closes the fds its workers do not ask for: ranks report on stdout.
     channel = open_channel() if nproc == 1 else None
     with tempfile.TemporaryDirectory(prefix="fusionviz-cache-") as cache:
-        env = capture_env(cache, run_id)
+        env = capture_env(cache, run_id, kernel_cache)
         if channel:
             env[CHANNEL_ENV] = str(channel[1])
         try:
