@@ -69,7 +69,9 @@ def test_forbid_and_force_rules(capture, tmp_path):
         for c in r.candidates:
             if {relu, sub} <= set(c.a) | set(c.b) and c.outcome != "stale":
                 assert c.outcome != "fused"
-    assert vg.timing.max_abs_diff is not None and vg.timing.max_abs_diff < 1e-4
+    # the same values up to float32 summation order: a.sum(dim=1) adds 64 values up to
+    # ~7 (4.5e-4 seen once, 5e-6 relative)
+    assert vg.timing.max_abs_diff is not None and vg.timing.max_abs_diff < 1e-3
     assert experiments.pair_outcome(var, (relu, sub)).startswith(("rejected", "never"))
     assert experiments.pair_outcome(var, (sin, relu)).startswith("fused")
     forced = [c for r in vg.rounds for c in r.candidates if c.forced]
