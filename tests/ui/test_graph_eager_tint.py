@@ -185,11 +185,11 @@ def test_hovering_a_tinted_box_or_frame_title_shows_its_figures(bert, qtbot):
     key = SELF.format(3)
     view.centerOn(view.visible_pos(key))
     qtbot.mouseMove(view.viewport(), view.mapFromScene(view.visible_pos(key)))
-    qtbot.waitUntil(lambda: "vs eager:" in QToolTip.text(), timeout=2000)
+    qtbot.waitUntil(lambda: "vs eager:" in QToolTip.text(), timeout=5000)  # loaded: late
     assert "slower" in QToolTip.text()
     r = view.tint.marks["encoder.layer.3.attention"].rect
     title = QPointF(r.left() + 10, r.top() + 8)
     view.centerOn(title)
     qtbot.mouseMove(view.viewport(), view.mapFromScene(title))
-    qtbot.waitUntil(lambda: "slower than eager" in QToolTip.text(), timeout=2000)
+    qtbot.waitUntil(lambda: "slower than eager" in QToolTip.text(), timeout=5000)
     assert "encoder.layer.3.attention (BertAttention)" in QToolTip.text()
