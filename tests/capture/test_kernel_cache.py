@@ -1,8 +1,6 @@
-"""The kept kernel cache (``FUSIONVIZ_KERNEL_CACHE``, one folder per test session):
-real CPU captures of one script, fresh and with kept kernels, record the same graphs,
+"""The kept kernel cache (``FUSIONVIZ_KERNEL_CACHE``): real CPU captures of one script, fresh and with kept kernels, record the same graphs,
 rounds and kernels; the scheduler runs in each."""
 
-import os
 from pathlib import Path
 
 import pytest
@@ -27,16 +25,18 @@ def _binaries(folder: Path) -> set[Path]:
 
 
 @pytest.fixture(scope="module")
-def captures(capture, tmp_path_factory):
+def captures(tmp_path_factory):
     """(fresh, kept, kept again: every kernel compiled before), and the compiled kernels
-    in the session's folder before and after the last capture."""
+    in the kept folder before and after the last capture. The folder is this test's own:
+    the session's gets other workers' kernels at any time."""
     out = tmp_path_factory.mktemp("kc")
-    kept = capture("whatif_ops.py")  # the session's: its kernels compiled now or before
-    folder = Path(os.environ[KERNEL_CACHE_ENV])
-    compiled = _binaries(folder)
-    again = run_capture(SCRIPT, str(out / "again.json.gz"), device="cpu")
-    after = _binaries(folder)
+    folder = out / "kernels"
     with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(KERNEL_CACHE_ENV, str(folder))
+        kept = run_capture(SCRIPT, str(out / "kept.json.gz"), device="cpu")
+        compiled = _binaries(folder)
+        again = run_capture(SCRIPT, str(out / "again.json.gz"), device="cpu")
+        after = _binaries(folder)
         mp.delenv(KERNEL_CACHE_ENV)
         fresh = run_capture(SCRIPT, str(out / "fresh.json.gz"), device="cpu")
     return fresh, kept, again, compiled, after
