@@ -173,7 +173,10 @@ def test_calls_that_touch_fresh_memory_are_said_to_be_approximate():
 
     res = measure_program(f, f, ((torch.tensor(1.0),), {}), [], grad=False, cuda=False)
     assert res.eager_forward.faults > 5000 and res.compiled_forward.faults > 5000
-    e = Entry(name="f", eager_forward=res.eager_forward, compiled_forward=res.compiled_forward)
+    e = Entry(name="f", eager_forward=res.eager_forward, compiled_forward=res.compiled_forward,
+              load={**res.load, "cores": os.cpu_count()})
     ex = explain(Trace(entries=(e,)), e)
+    if ex.busy:  # other processes (a second test worker) slowed the calls: uncertain
+        return  # instead, which the figures say; the faults' share is then not known
     assert set(ex.faulting) == {("forward", "eager"), ("forward", "compiled")}
     assert ex.memory.startswith("page faults per call: eager forward ")
