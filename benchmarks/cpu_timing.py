@@ -175,10 +175,12 @@ def read_run(row: dict, work: Path, tag: str) -> dict:
         return row
     # "uncertain": fusionviz says other processes kept cores busy while it timed
     ex = explain(loaded_trace, e)
-    # "approximate": the calls touched fresh memory, paying page faults (fusionviz says)
+    # "approximate": the calls touched fresh memory, paying page faults (fusionviz says);
+    # "cache-sensitive": the call right after itself reads another time (fusionviz says)
     row.update(v=v, frames=len(e.compile_ids), loadavg=e.load.get("loadavg_1m"),
                uncertain=bool(ex.busy),
-               faulting={side for part, side in ex.faulting if part == "forward"})
+               faulting={side for part, side in ex.faulting if part == "forward"},
+               cached={side for part, side in ex.cache_sensitive if part == "forward"})
     return row
 
 
@@ -188,10 +190,10 @@ def verdict(row: dict) -> str:
 
 
 def marked(row: dict, side: str) -> bool:
-    """Flagged for the user: the figure is noisy or approximate (page faults), or the
-    entry is uncertain."""
+    """Flagged for the user: the figure is noisy, approximate (page faults) or
+    cache-sensitive, or the entry is uncertain."""
     return (getattr(row["v"], side).noisy or bool(row.get("uncertain"))
-            or side in row.get("faulting", ()))
+            or side in row.get("faulting", ()) or side in row.get("cached", ()))
 
 
 def ratios(row: dict, side: str) -> tuple[float, float]:
@@ -261,7 +263,8 @@ def row_text(r: dict) -> str:
     for side in ("eager", "compiled"):
         f, ref, (rm, rq) = getattr(r["v"], side), r["timeit"][f"{side}_ms"], ratios(r, side)
         flag = ("U" if r.get("uncertain") else "Y" if f.noisy else
-                "F" if side in r.get("faulting", ()) else "-")
+                "F" if side in r.get("faulting", ()) else
+                "C" if side in r.get("cached", ()) else "-")
         out += (f"{f.median:9.3f} {f.q1:8.3f} {flag:>2} {ref:8.3f} "
                 f"{rm:5.2f} {rq:5.2f} | ")
     ti = r["timeit"]["eager_ms"] / r["timeit"]["compiled_ms"]
@@ -345,7 +348,8 @@ def main() -> int:
             "command: " + shlex.join([Path(sys.executable).name, *sys.argv]),
             "ratios: fusionviz median (r.med) and q1 (r.q1) over timeit's median; nz: "
             "noisy (U: the entry says uncertain: other processes kept cores busy; F: "
-            "approximate: the calls paid page faults for fresh memory); x fv / x ti: "
+            "approximate: the calls paid page faults for fresh memory; C: cache-sensitive: "
+            "the call right after itself reads over 20% apart); x fv / x ti: "
             "speedups; fr: Dynamo frames of the entry; loadavg: "
             "recorded by the capture; waited: for other processes to go quiet before the run; "
             "other-cpu: cores used by processes not ours during the run", ""]

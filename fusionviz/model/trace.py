@@ -419,6 +419,9 @@ class Samples:
     device: tuple[float, ...] = ()
     launches: float | None = None  # device kernels launched per call (GPU)
     faults: float | None = None  # CPU: minor page faults per call (median): fresh memory
+    # CPU, a call without a backward: the same call again right after itself on the same
+    # inputs (caches warm, as a loop of it alone runs), one per wall sample
+    repeated: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

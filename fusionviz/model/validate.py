@@ -46,7 +46,7 @@ AMOUNTS = {
     t.Round: ("index", "verdicts_dropped"), t.Candidate: ("rank",),
     t.Benchmark: ("ms_a", "ms_b", "ms_fused", "speedup"),
     t.BenchKernel: ("ms", "n_regs", "n_spills"), t.Reorder: ("index", "wall_s"),
-    t.Samples: ("launches", "faults"), t.EagerKernel: ("ms", "calls"),
+    t.Samples: ("launches", "faults", "repeated"), t.EagerKernel: ("ms", "calls"),
     t.Entry: ("restored",), t.Split: ("piece", "pieces", "bytes"),
     t.StepSpan: ("graph", "bytes", "shape", "bucket"), t.StepTimeline: ("duration_ms",),
 }

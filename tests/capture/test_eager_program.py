@@ -158,6 +158,50 @@ def test_short_cpu_calls_are_timed_in_batches_and_backwards_never():
     assert len(res.eager_backward.wall) >= 5
 
 
+def test_a_call_whose_cost_depends_on_what_ran_before_it_is_said_to_be():
+    """Each wall sample of a call without a backward is followed by the same call on the
+    same inputs: a call that runs faster on data it has just used (caches warm, as in a
+    loop of it alone) than on a fresh copy after other work reads two figures, and the
+    explanation says the figure depends on what ran before it."""
+    import time
+
+    import torch
+
+    from fusionviz.model.capture.eager_program import measure_program
+    from fusionviz.model.trace import Entry, Trace
+
+    seen = []
+
+    def eager(x):
+        time.sleep(0.002)
+        return x + 1
+
+    def compiled(x):  # slow on inputs it did not touch last: its data not in the caches
+        warm = bool(seen) and seen[-1] is x
+        seen[:] = [x]
+        time.sleep(0.0012 if warm else 0.004)
+        return x + 1
+
+    res = measure_program(eager, compiled, ((torch.ones(4),), {}), [], grad=False,
+                          cuda=False)
+    c = res.compiled_forward
+    assert len(c.repeated) == len(c.wall) >= 5 and len(res.eager_forward.repeated) >= 5
+    e = Entry(name="f", eager_forward=res.eager_forward, compiled_forward=c,
+              load={**res.load, "cores": os.cpu_count()})
+    ex = explain(Trace(entries=(e,)), e)
+    assert set(ex.cache_sensitive) == {("forward", "compiled")}
+    between, after = ex.cache_sensitive["forward", "compiled"]
+    assert between > 2 * after
+    assert ("cache-sensitive", ex.caches) in ex.marks()
+    assert ex.caches.startswith(f"compiled forward {between:.3f} ms between other calls, "
+                                f"{after:.3f} ms right after itself")
+    assert f"  cache-sensitive: {ex.caches}" in summary_text(Trace(entries=(e,)))
+    w = torch.randn(4, 2, requires_grad=True)  # with a backward: never repeated
+    res = measure_program(lambda x, w: (x @ w).sum(), lambda x, w: (x @ w).sum(),
+                          ((torch.ones(3, 4), w), {}), [], grad=True, cuda=False)
+    assert res.compiled_forward.repeated == () and len(res.compiled_forward.wall) >= 5
+
+
 def test_calls_that_touch_fresh_memory_are_said_to_be_approximate():
     """40 MB is above glibc's largest mmap threshold: every call maps it afresh, page by
     page, and the figure says so (its cost varies with the machine and the allocator).

@@ -14,7 +14,9 @@ too), against the compiled callable on other copies:
   gradients of the outputs are taken with ``torch.autograd.grad`` (nothing is
   accumulated into any ``.grad``) and timed on their own; on the CPU a call without a
   backward that takes under ``BATCH_BELOW_MS`` is timed many at a time on one copy of
-  its inputs (each sample their mean);
+  its inputs (each sample their mean); a longer call without a backward is also timed
+  right after itself on the same inputs (``Samples.repeated``): where the two differ,
+  its cost depends on what ran before it (the caches), and the figure says so;
 - device time (GPU): ``PROFILED_CALLS`` calls of each side under the CUDA profiler,
   the eager ones with every module in a named range, which attributes each eager kernel
   to its aten op and module (``kernel_attribution``); on the CPU one profiled eager call
@@ -54,6 +56,7 @@ PROFILED_CALLS = 3
 BATCH_BELOW_MS = 1.0
 SAMPLE_MS = 5.0  # a batch makes a sample about this long
 MAX_BATCH = 1000
+PROBE_CALLS, PROBE_MS = 5, 200.0  # calls (at most, and ms) that decide a side's batch
 
 
 def clone_tree(tree):
@@ -103,6 +106,9 @@ class _Side:
         self.params = list(params)  # the modules' parameters: leaves of the backward
         self.fwd: list[float] = []
         self.bwd: list[float] = []
+        # CPU, no backward, not batched: the call again right after itself, same inputs
+        self.repeat = False
+        self.repeated: list[float] = []
         self.faults: dict[str, list[float]] = {"fwd": [], "bwd": []}  # per call (CPU)
         self.backward_ok = grad
         self.why_no_backward = ""
@@ -140,6 +146,10 @@ class _Side:
         if record:
             self.fwd.append((t1 - t0) * 1e3 / self.batch)
             self.faults["fwd"].append((f1 - f0) / self.batch)
+            if self.repeat:
+                del out  # freed first, as a loop of the call frees it
+                self.repeated.append(self._again(args, kwargs))
+                return
         if self.backward_ok:
             outs, leaves = grad_targets(out, known)
             if probe and not (outs and leaves):
@@ -161,6 +171,13 @@ class _Side:
             if record:
                 self.bwd.append((t3 - t2) * 1e3)
                 self.faults["bwd"].append(_minor_faults() - f2)
+
+    def _again(self, args, kwargs) -> float:
+        """ms of one more call on the same inputs, right after the last one."""
+        with self.mode():
+            t0 = time.perf_counter()
+            self.fn(*args, **kwargs)
+            return (time.perf_counter() - t0) * 1e3
 
     def profiled_step(self) -> None:
         if not self.error:
@@ -251,6 +268,7 @@ class Result:
         faults = side.faults["bwd" if backward else "fwd"]
         return Samples(wall=tuple(side.bwd if backward else side.fwd),
                        device=tuple(bwd if backward else fwd),
+                       repeated=() if backward else tuple(side.repeated),
                        launches=None if launches is None else round(launches, 2),
                        faults=(round(statistics.median(faults), 1)
                                if faults and not side.cuda else None))
@@ -351,18 +369,23 @@ def _graphed_side(graphed, inputs, grad: bool, cuda: bool, params, res: Result) 
 
 def _batch_short_calls(sides: list[_Side]) -> list[str]:
     """Sides without a backward whose calls take under ``BATCH_BELOW_MS`` get a batch
-    (calls per sample) that makes a sample about ``SAMPLE_MS`` long; their note."""
+    (calls per sample) that makes a sample about ``SAMPLE_MS`` long; their note. The
+    others without a backward are timed again right after each call (``repeat``)."""
     batched = []
     for side in sides:
         if side.backward_ok or side.error:
             continue
-        side.step()
-        side.step()
+        for _ in range(PROBE_CALLS):  # the fastest of a few: one preempted call (another
+            side.step()  # process on the cores) would leave a short call unbatched
+            if min(side.fwd) < BATCH_BELOW_MS or sum(side.fwd) > PROBE_MS:
+                break
         ms = min(side.fwd, default=BATCH_BELOW_MS)
         side.fwd.clear()
         if ms < BATCH_BELOW_MS:
             side.batch = min(MAX_BATCH, max(2, math.ceil(SAMPLE_MS / max(ms, 1e-3))))
             batched.append(f"{side.name} x{side.batch}")
+        else:
+            side.repeat = True
     if not batched:
         return []
     return [f"calls under {BATCH_BELOW_MS:g} ms timed several at a time on one copy of the "

@@ -27,6 +27,8 @@ DIVERGED = 1.25  # Dynamo graph run eagerly vs the user's program: this far apar
 BUSY = 0.25  # other processes' CPU use while timing, as a share of the cores: uncertain
 FAULT_US = 0.25  # a minor page fault's rough cost (us); machines differ several-fold
 FAULTY = 0.10  # page faults' rough cost above this share of a figure: approximate
+CACHED = 0.20  # a call repeated right after itself this much faster or slower: it
+#                depends on the caches (what ran before it)
 
 _MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul",
                "aten::linear", "aten::convolution", "aten::cudnn_convolution",
@@ -99,6 +101,46 @@ class Explained:
                 "on a shared machine, changes several-fold within minutes: a loop that "
                 "reuses its memory can run several times faster or slower than measured "
                 "here")
+
+    @property
+    def cache_sensitive(self) -> dict[tuple[str, str], tuple[float, float]]:
+        """(part, side) -> (median between other calls, median right after itself) for
+        the CPU figures that differ by more than ``CACHED`` between the two: the call's
+        cost depends on what ran before it (its data in the caches or not)."""
+        e, out = self.entry, {}
+        for side in ("eager", "compiled"):
+            s = getattr(e, f"{side}_forward")
+            wall = figure(s.wall) if s is not None else None
+            again = figure(s.repeated) if s is not None else None
+            if wall is None or again is None or again.median <= 0:
+                continue
+            if abs(wall.median / again.median - 1) > CACHED:
+                out["forward", side] = (wall.median, again.median)
+        return out
+
+    @property
+    def caches(self) -> str:
+        """Why some CPU figures depend on what ran before the call ("" when none do)."""
+        hits = self.cache_sensitive
+        if not hits:
+            return ""
+        which = ", ".join(f"{side} {part} {a:.3f} ms between other calls, {b:.3f} ms "
+                          "right after itself" for (part, side), (a, b) in hits.items())
+        return (f"{which}. The call's cost depends on what ran before it (its data in the "
+                "caches or not): a loop that calls it alone, as timeit does, runs near the "
+                "second figure; inside a program that does other work between calls, "
+                "nearer the first, which is the one compared here")
+
+    def marks(self) -> list[tuple[str, str]]:
+        """(mark, why) for the figures not to be read as the program's exact cost."""
+        out = []
+        if self.busy:
+            out.append(("uncertain", f"{self.busy}; wall times are not this program's cost"))
+        if self.memory:
+            out.append(("approximate", self.memory))
+        if self.caches:
+            out.append(("cache-sensitive", self.caches))
+        return out
 
     def headline(self) -> str:
         """``train_step: compiled 6.42 ms vs eager 2.98 ms device per call: 2.15x
@@ -409,10 +451,7 @@ def entry_lines(trace: Trace) -> list[str]:
             lines.append(f"    {f.detail}")
             if f.fix:
                 lines.append(f"    fix: {f.fix}")
-        if ex.busy:
-            lines.append(f"  uncertain: {ex.busy}; wall times are not this program's cost")
-        if ex.memory:
-            lines.append(f"  approximate: {ex.memory}")
+        lines += [f"  {mark}: {why}" for mark, why in ex.marks()]
         if e.note:
             lines.append(f"  note: {e.note}")
         if e.restored:

@@ -49,7 +49,7 @@ def _entry(ex: Explained) -> dict:
         "name": e.name, "kind": e.kind, "compile_ids": list(e.compile_ids), "grad": e.grad,
         "headline": ex.headline(), "method": e.method, "note": e.note,
         "restored_tensors": e.restored, "load": dict(e.load or {}), "uncertain": ex.busy,
-        "approximate": ex.memory,
+        "approximate": ex.memory, "cache_sensitive": ex.caches,
         "forward": _versus(ex.forward), "backward": _versus(ex.backward),
         "step": {clock: {"eager_ms": a, "compiled_ms": b} for clock, (a, b) in ex.step.items()},
         "launches_per_forward": launches, "compiled_cudagraphs": e.compiled_cudagraphs,

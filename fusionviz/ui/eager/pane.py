@@ -311,10 +311,7 @@ def _report_lines(ex: Explained) -> list[str]:
             lines.append(f"kernel map ({side}): {mp.coverage:.0%} of eager kernel time lies "
                          "in modules where compiled kernels ran (a fused kernel's time is "
                          "split over its nodes' modules by node count)")
-    if ex.busy:
-        lines.append(f"uncertain: {ex.busy}; wall times are not this program's cost")
-    if ex.memory:
-        lines.append(f"approximate: {ex.memory}")
+    lines += [f"{mark}: {why}" for mark, why in ex.marks()]
     if ex.entry.note:
         lines.append(f"note: {ex.entry.note}")
     if ex.entry.method:
