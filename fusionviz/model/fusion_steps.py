@@ -12,11 +12,11 @@ the stepper, graph view, ledger, charts and "why not fused?" share one computati
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fusionviz.model.comms.reorders import comm_names, moves
+from fusionviz.model.lazy import PerObject
 from fusionviz.model.trace import Fusion, Graph, Group, Reorder, Round
 
 
@@ -35,10 +35,7 @@ class Step:
     reorder: Reorder | None = None  # the post-fusion pass this step is the result of
 
 
-# id(graph) -> (weak reference to the graph, its steps). The weak reference tells a
-# reused id from the same graph and drops the entry when the graph is collected
-# (hashing a frozen Graph would walk every node, so graphs cannot be dict keys).
-_MEMO: dict[int, tuple[weakref.ref, Steps]] = {}
+_MEMO: PerObject[Steps] = PerObject()  # graph -> its steps, while the graph lives
 
 
 def fusion_steps(graph: Graph) -> Steps:
@@ -47,19 +44,8 @@ def fusion_steps(graph: Graph) -> Steps:
     Made once per graph object (later calls return the same ``Steps``); each step is
     computed when first used.
     """
-    key = id(graph)
-    hit = _MEMO.get(key)
-    if hit is not None and hit[0]() is graph:
-        return hit[1]
-    steps = _compute_steps(graph)
-    _MEMO[key] = (weakref.ref(graph, lambda _ref, key=key: _forget(key, _ref)), steps)
-    return steps
-
-
-def _forget(key: int, ref: weakref.ref) -> None:
-    hit = _MEMO.get(key)
-    if hit is not None and hit[0] is ref:  # not an entry of a newer graph with this id
-        del _MEMO[key]
+    steps = _MEMO.get(graph)
+    return steps if steps is not None else _MEMO.put(graph, _compute_steps(graph))
 
 
 def _compute_steps(graph: Graph) -> Steps:

@@ -12,13 +12,18 @@ more than a plain attribute; nothing else changes: equality, ``repr``, saving an
 ``complete`` walks a trace and builds what is still pending, a step at a time, for a
 caller (the window) that finishes the load in idle time and reports a malformed part
 as soon as it is met.
+
+``PerObject`` keeps what is derived from a model object (a graph's fusion steps, its
+kernels' facts) once per object, for as long as the object lives.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Generic, TypeVar
 
 from fusionviz.model.errors import TraceError
 
@@ -156,3 +161,37 @@ class Part:
     def done(self) -> None:
         """The field was built: its line may be let go once all of its fields are."""
         self.store.done(self.line)
+
+
+V = TypeVar("V")
+
+
+class PerObject(Generic[V]):
+    """A value per object, kept while the object lives (a trace is never mutated, so
+    what is derived from one of its objects holds as long as it does).
+
+    Keyed by identity: hashing a frozen ``Graph`` or ``Trace`` would walk every field.
+    A weak reference tells the object from a newer one that got its id once it was
+    freed, and drops the entry when the object goes, so a closed trace is not kept
+    alive. The value must not refer to its object (it would never go).
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref, V]] = {}
+
+    def get(self, obj: object) -> V | None:
+        hit = self._entries.get(id(obj))
+        return hit[1] if hit is not None and hit[0]() is obj else None
+
+    def put(self, obj: object, value: V) -> V:
+        key = id(obj)
+        self._entries[key] = (weakref.ref(obj, lambda ref: self._forget(key, ref)), value)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _forget(self, key: int, ref: weakref.ref) -> None:
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] is ref:  # not the entry of a newer object of that id
+            del self._entries[key]

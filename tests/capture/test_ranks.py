@@ -184,7 +184,7 @@ def test_bucketing_before_lowering_is_recorded_and_said(captured, capsys):
         assert len(gathers) == sum(v for k, v in cp.after.items() if k != "wait_tensor") == 1
         assert not trace.problems
     assert main(["summary", str(folder / "rank0.json.gz")]) == 0
-    assert "before lowering, bucket_all_gathers: 3 all_gather_into_tensor, 3 wait_tensor" \
+    assert "before lowering: bucket_all_gathers: 3 all_gather_into_tensor, 3 wait_tensor" \
         " → 1 " in capsys.readouterr().out
     assert main(["query", str(folder / "rank0.json.gz"), "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["graphs"][0]["comm_passes"]

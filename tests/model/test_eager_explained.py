@@ -167,3 +167,27 @@ def test_the_timeline_says_its_span_against_the_measured_call_and_why_they_diffe
     quiet = clock_note(forward.timing, "launch", forward.timing.compiled_wall_ms)
     assert quiet.endswith("on the device")
 
+
+
+def test_a_module_map_is_made_once_per_trace_and_let_go_with_it(monkeypatch):
+    import gc
+    import weakref
+
+    from fusionviz.model.report import eager_map
+
+    calls = []
+    make = eager_map._module_map
+    monkeypatch.setattr(eager_map, "_module_map",
+                        lambda t, e, side: calls.append(side) or make(t, e, side))
+    trace = load_trace(str(DATA / "gpu_llama_hf_train.json.gz"))
+    (entry,) = trace.entries
+    forward = module_map(trace, entry, "forward")
+    assert module_map(trace, entry, "forward") is forward  # the eager pane, the tint
+    assert module_map(trace, entry, "backward") is not forward and len(calls) == 2
+    other = load_trace(str(DATA / "gpu_llama_hf_train.json.gz"))
+    assert module_map(other, other.entries[0], "forward") is not forward
+    assert module_map(trace, entry, "forward") is forward and len(calls) == 3  # both kept
+    gone = weakref.ref(trace)
+    del trace, entry, forward
+    gc.collect()
+    assert gone() is None  # a closed trace is not kept alive by its maps

@@ -273,3 +273,29 @@ def test_the_traces_recorded_with_extern_calls_are_the_ones_the_gpu_test_covers(
 def _node_of(graph, kernel_name: str):
     kernel = next(k for k in graph.kernels if k.name == kernel_name)
     return next(n for n in graph.nodes if n.name == kernel.nodes[0])
+
+
+def test_the_facts_are_computed_once_per_graph_and_env_and_let_go_with_the_graph(monkeypatch):
+    import gc
+    import weakref
+
+    from fusionviz.model.report import extern_facts as module
+
+    calls = []
+    compute = module._extern_facts
+    monkeypatch.setattr(module, "_extern_facts",
+                        lambda g, env, only=None: calls.append(g.index) or compute(g, env, only))
+    trace = load_trace(DATA / "cpu_extern_ops.json.gz", strict=True)
+    graph = trace.graphs[0]
+    facts = extern_facts(graph, trace.env)
+    assert facts and extern_facts(graph, trace.env) == facts and len(calls) == 1
+    (name, *_) = facts
+    assert extern_facts(graph, trace.env, only=(name,)) == {name: facts[name]}
+    assert len(calls) == 1  # the kept facts serve a question about a few kernels
+    extern_facts(graph, {**trace.env})  # another env: computed for it
+    again = load_trace(DATA / "cpu_extern_ops.json.gz", strict=True)
+    assert extern_facts(again.graphs[0], again.env) == facts and len(calls) == 3
+    gone = weakref.ref(graph)
+    del graph, trace
+    gc.collect()
+    assert gone() is None  # a closed trace is not kept alive by its facts

@@ -1,6 +1,7 @@
 """fusion_steps: one step per round, plus before and (when it differs) final."""
 
 import gc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -161,7 +162,8 @@ def test_steps_are_computed_once_per_graph_object_and_dropped_with_it(monkeypatc
     assert fusion_steps(graph) is steps and len(calls) == 1
     twin = synthetic_trace(200, seed=4, rounds=3).graphs[0]  # equal, but another object
     assert fusion_steps(twin) == steps and len(calls) == 2
-    key = id(graph)
+    kept, gone = len(module._MEMO), weakref.ref(graph)
     del graph, steps, calls[:]
     gc.collect()
-    assert key not in module._MEMO  # the memo does not keep a closed trace alive
+    assert gone() is None  # the memo does not keep a closed trace alive
+    assert len(module._MEMO) < kept  # nor its entry

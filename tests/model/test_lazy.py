@@ -119,3 +119,22 @@ def test_steps_are_computed_when_used():
     assert steps[1:3] == (steps[1], steps[2]) and steps == tuple(steps)
     with pytest.raises(IndexError):
         steps[len(steps)]
+
+
+def test_a_value_per_object_is_kept_while_the_object_lives_and_never_for_another():
+    import gc
+    import weakref
+
+    memo: lazy.PerObject[str] = lazy.PerObject()
+    graph = synthetic_trace(60, seed=5, rounds=2).graphs[0]
+    assert memo.get(graph) is None and memo.put(graph, "steps") == "steps"
+    assert memo.get(graph) == "steps" and len(memo) == 1
+    twin = synthetic_trace(60, seed=5, rounds=2).graphs[0]  # equal, another object
+    assert twin == graph and memo.get(twin) is None
+    gone = weakref.ref(graph)
+    del graph
+    gc.collect()
+    assert gone() is None and len(memo) == 0  # not kept alive, its entry dropped
+    # a new object may get the freed one's id (CPython reuses it): never its value
+    again = [synthetic_trace(60, seed=5, rounds=2).graphs[0] for _ in range(20)]
+    assert all(memo.get(g) is None for g in again)

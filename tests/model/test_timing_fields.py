@@ -8,7 +8,7 @@ import pytest
 
 from fusionviz.model.experiment.compare import compare, spreads, within_noise
 from fusionviz.model.queries import load_warning, time_kind
-from fusionviz.model.report.summary import timing_lines
+from fusionviz.model.report.summary import graph_lines, timing_lines
 from fusionviz.model.synthetic import synthetic_trace
 from fusionviz.model.trace import Timing
 
@@ -45,7 +45,9 @@ def test_device_times_are_named_so_and_a_busy_machine_is_warned_about():
     assert load_warning(Timing(load={"loadavg_1m": 1.5, "cores": 2})) == ""
     busy = Timing(compiled_ms=1.0, load={"loadavg_1m": 5.2, "cores": 2})
     assert "load 5.2 on 2 cores" in load_warning(busy)
-    assert any("busy" in line for line in timing_lines(busy))
+    graph = replace(synthetic_trace(50, seed=1).graphs[0], timing=busy)  # a notice
+    assert any(line.startswith("  notice: graph 0 timing: timed while the machine was busy")
+               for line in graph_lines(graph))
 
 
 def test_random_graphs_say_why_their_outputs_were_not_compared():

@@ -29,6 +29,6 @@ def test_every_committed_trace_is_from_a_verified_version():
 def test_summary_warns_about_an_unverified_version():
     trace = load_trace(DATA / "cpu_mlp_block.json.gz")
     newer = dataclasses.replace(trace, env={**trace.env, "torch": "2.16.0"})
-    assert any(line.startswith("warning  captured with torch 2.16.0") for line in
+    assert any(line.startswith("notice   Captured with torch 2.16.0") for line in
                header_lines(newer))
     assert not any("not verified" in line for line in header_lines(trace))

@@ -167,6 +167,11 @@ def test_a_hidden_pane_draws_nothing_until_its_data_is_read(qtbot, monkeypatch):
     assert drawn == []
     assert pane.round_chart.marked_step() == 2  # reading draws, at the current step
     assert drawn == [pane.round_chart]
+    names = pane.kernel_chart.names  # so does reading what a chart draws (``Drawn``)
+    assert names and drawn == [pane.round_chart, pane.kernel_chart]
+    assert pane.kernel_chart.names is names and len(drawn) == 2  # once
+    with pytest.raises(AttributeError, match="names is drawn, not set"):
+        pane.kernel_chart.names = []
 
 
 def test_in_the_window_only_the_chart_in_front_is_drawn(qtbot, settings, synthetic_path):

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from fusionviz.model.lazy import PerObject
 from fusionviz.model.names import extern_op
 from fusionviz.model.trace import EagerKernel, Entry, Graph, Kernel, Trace
 
@@ -130,18 +131,21 @@ class ModuleMap:
                            sum(m.eager_ms for m in found), sum(m.compiled_ms for m in found))
 
 
-_maps: dict[tuple[int, str], tuple[Trace, Entry, ModuleMap]] = {}  # of the last trace
+# trace -> {(id(entry), side): (entry, its map)}, while the trace lives (it holds
+# its entries: their ids are theirs as long as it does)
+_maps: PerObject[dict[tuple[int, str], tuple[Entry, ModuleMap]]] = PerObject()
 
 
 def module_map(trace: Trace, entry: Entry, side: str = "forward") -> ModuleMap:
-    """The map of one side of ``entry`` (the same object while the trace is the last
-    one asked about: the eager pane and the graph's module tint read the same map)."""
-    if any(t is not trace for t, _, _ in _maps.values()):
-        _maps.clear()
-    hit = _maps.get((id(entry), side))
-    if hit is None or hit[1] is not entry:
-        hit = _maps[(id(entry), side)] = (trace, entry, _module_map(trace, entry, side))
-    return hit[2]
+    """The map of one side of ``entry`` (the same object while the trace lives: the
+    eager pane and the graph's module tint read the same map)."""
+    maps = _maps.get(trace)
+    if maps is None:
+        maps = _maps.put(trace, {})
+    hit = maps.get((id(entry), side))
+    if hit is None or hit[0] is not entry:
+        hit = maps[(id(entry), side)] = (entry, _module_map(trace, entry, side))
+    return hit[1]
 
 
 def _module_map(trace: Trace, entry: Entry, side: str) -> ModuleMap:

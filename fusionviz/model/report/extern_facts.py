@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from fusionviz.model.lazy import PerObject
 from fusionviz.model.names import extern_op
 from fusionviz.model.queries import node_index
 from fusionviz.model.report.formatting import byte_size, gb_per_s, significant
@@ -62,8 +63,8 @@ class ExternFacts:
         return 100.0 * self.tflop_s / self.peak_tflop_s
 
 
-_kept: dict[int, tuple] = {}  # id(graph) -> (graph, env, facts): the last few graphs'
-GRAPHS_KEPT = 4
+# graph -> (the env they were computed with, its facts), while the graph lives
+_kept: PerObject[tuple[dict | None, dict[str, ExternFacts]]] = PerObject()
 
 
 def extern_facts(graph: Graph, env: dict | None = None,
@@ -72,16 +73,15 @@ def extern_facts(graph: Graph, env: dict | None = None,
     for those named ``only``; ``env``: the trace's (GPU name and fp32 matmul settings).
     The kernel table and the charts ask for the same graph's: computed once (a new
     dict each time)."""
-    hit = _kept.get(id(graph))
+    hit = _kept.get(graph)
+    facts = hit[1] if hit is not None and hit[0] is env else None
     if only is not None:
-        if hit is not None and hit[0] is graph and hit[1] is env:
-            return {k: hit[2][k] for k in only if k in hit[2]}
+        if facts is not None:
+            return {k: facts[k] for k in only if k in facts}
         return _extern_facts(graph, env or {}, set(only))
-    if hit is None or hit[0] is not graph or hit[1] is not env:
-        hit = _kept[id(graph)] = (graph, env, _extern_facts(graph, env or {}))
-        while len(_kept) > GRAPHS_KEPT:
-            _kept.pop(next(iter(_kept)))
-    return dict(hit[2])
+    if facts is None:
+        facts = _kept.put(graph, (env, _extern_facts(graph, env or {})))[1]
+    return dict(facts)
 
 
 def _extern_facts(graph: Graph, env: dict, only: set[str] | None = None

@@ -5,13 +5,12 @@ from __future__ import annotations
 from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.comms.step_overlap import SINGLE_PROCESS, overlap_line, step_overlap
 from fusionviz.model.names import Names
-from fusionviz.model.queries import graph_summary, load_warning, time_kind
+from fusionviz.model.queries import graph_summary, time_kind
 from fusionviz.model.report.eager_explain import entry_lines
 from fusionviz.model.report.formatting import (
     byte_size,
     collective_text,
     collective_time_text,
-    comm_pass_text,
     ms,
     ms_spread,
     split_text,
@@ -22,13 +21,20 @@ from fusionviz.model.report.graph_reasons import (
     short_break,
     short_guard,
 )
+from fusionviz.model.report.notices import graph_notices, trace_notices
 from fusionviz.model.report.reorder_table import reorder_summary
-from fusionviz.model.report.torch_versions import unverified_note
 from fusionviz.model.trace import Graph, Round, Timing, Trace
-from fusionviz.model.validate import detail_problems, graph_problems, trace_problems
+from fusionviz.model.validate import (
+    Problems,
+    detail_problems,
+    graph_problems,
+    trace_problems,
+)
 
 
 def header_lines(trace: Trace) -> list[str]:
+    """The script, its status, torch and device, the settings; then the trace's notices
+    as the window's Notices pane words them (``trace_notices``)."""
     s, env = trace.script, trace.env
     lines = [
         f"script   {s.path} {' '.join(s.argv)}".rstrip(),
@@ -39,17 +45,13 @@ def header_lines(trace: Trace) -> list[str]:
     settings = {k: v for k, v in trace.config.items() if v not in (None, False, "")}
     if settings:
         lines.append("config   " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())))
-    if trace.capabilities.missing:
-        lines.append("not recorded on this torch: " + ", ".join(trace.capabilities.missing))
-    untested = unverified_note(str(env.get("torch", "")))
-    lines += [f"warning  {untested}"] if untested else []
-    lines += [f"warning  {w}" for w in trace.warnings]
-    lines += [f"problem  {p.where}: {p.message}" for p in trace.problems]
-    lines += [f"problem  trace: {p}" for p in trace_problems(trace)]
+    lines += [f"notice   {line}" for line in trace_notices(trace, trace_problems(trace))]
     return lines
 
 
 def graph_lines(g: Graph) -> list[str]:
+    """What ``g`` is and did; after its times, its notices as the window's Notices pane
+    words them (``graph_notices``: warnings, problems, timing notes, collective passes)."""
     t, s = g.timing, graph_summary(g)
     speed = f" ({s['speedup_vs_eager']:.2f}x vs eager)" if s["speedup_vs_eager"] else ""
     lines = [
@@ -61,6 +63,8 @@ def graph_lines(g: Graph) -> list[str]:
         f"{s['launches']} kernel launches per call",
         *reason_lines(g),
         *timing_lines(t, speed),
+        *(f"  notice: {line}" for line in graph_notices(
+            g, Problems(graph_problems(g), detail_problems(g)))),
         *collective_lines(g),
         *reorder_lines(g),
     ]
@@ -70,14 +74,12 @@ def graph_lines(g: Graph) -> list[str]:
         about = names.about(k.nodes)
         about = f"  ({about})" if about else ""
         lines.append(f"  {ms(k.ms):>12}  {k.name}  [{', '.join(k.nodes)}]{about}{regs}")
-    lines += [f"  warning: {w}" for w in g.warnings]
     if g.replay_note:  # recorded by this fusionviz, yet not replayable: say why
         lines.append(f"  replay: not possible: {g.replay_note}")
     if g.large_bodies:
         lines.append(f"  lowering stored {len(g.large_bodies)} buffer(s) for the size of "
                      f"their bodies (up to {max(g.large_bodies)} ops; "
                      "realize_opcount_threshold decides)")
-    lines += [f"  problem: {p}" for p in graph_problems(g) + detail_problems(g)]
     return lines
 
 
@@ -117,15 +119,15 @@ def collective_lines(g: Graph) -> list[str]:
 
 
 def reorder_lines(g: Graph) -> list[str]:
-    """The passes that changed the graph's collectives before lowering (bucketing) and
-    the passes that reordered the fused nodes after fusion, and what each changed."""
-    return ([f"  before lowering, {comm_pass_text(cp)}" for cp in g.comm_passes]
-            + [f"  after fusion, pass {r.index} {r.name}: {reorder_summary(g, r)}"
-               for r in g.reorders])
+    """The passes that reordered the fused nodes after fusion, and what each changed
+    (those that changed the collectives before lowering are among the notices)."""
+    return [f"  after fusion, pass {r.index} {r.name}: {reorder_summary(g, r)}"
+            for r in g.reorders]
 
 
 def timing_lines(t: Timing | None, speed: str = "") -> list[str]:
-    """What a graph's times are, how they were taken and what could not be done."""
+    """What a graph's times are, how they were taken and what could not be done (its
+    timing notes are among the graph's notices)."""
     if t is None:
         return ["  not timed"]
     kind = time_kind(t)
@@ -143,8 +145,7 @@ def timing_lines(t: Timing | None, speed: str = "") -> list[str]:
     if t.dynamo_eager_ms is not None:
         lines.append(f"  the graph Dynamo captured, run eagerly: {ms(t.dynamo_eager_ms)} {kind}"
                      + (f" ({ms(t.dynamo_eager_wall_ms)} wall)" if kind == "device" else ""))
-    lines += [f"  {note}" for note in (t.diff_note, t.note, load_warning(t)) if note]
-    return lines
+    return lines + ([f"  {t.diff_note}"] if t.diff_note else [])
 
 
 def round_lines(r: Round) -> list[str]:

@@ -1,14 +1,16 @@
 """A chart page that is drawn only when seen, and how to tell that a widget is seen.
 
 ``ChartPage`` is a plot or a message; it draws a graph when it is on screen or when its
-data is read, so hidden charts cost nothing when a large trace is opened.
-``OnScreenWatcher`` reports when a widget may have come on screen. ``ClickableBars``
-is a bar item that reports which bar was clicked and shows each bar's tip on hover.
+data is read, so hidden charts cost nothing when a large trace is opened; ``Drawn``
+declares such data. ``OnScreenWatcher`` reports when a widget may have come on screen.
+``ClickableBars`` is a bar item that reports which bar was clicked and shows each bar's
+tip on hover.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
@@ -23,6 +25,7 @@ from fusionviz.ui.plain import plain, tip
 from fusionviz.ui.view_state import ViewState
 
 PANEL_TITLE_H = 16  # px: the title line of a stacked panel
+T = TypeVar("T")
 
 
 class SparseAxis(pg.AxisItem):
@@ -82,6 +85,27 @@ def on_screen(widget: QWidget) -> bool:
     return not rect.isEmpty()
 
 
+class Drawn(Generic[T]):
+    """What a ``ChartPage`` draws, read as ``page.name``: the page is drawn first if its
+    graph changed since (``refresh``), then its ``_name`` field is the value. Read-only:
+    ``draw`` sets ``_name``. Declared ``names: Drawn[list[str]] = Drawn("The doc.")``."""
+
+    def __init__(self, doc: str = "") -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name, self._field = name, f"_{name}"
+
+    def __get__(self, page: ChartPage | None, owner: type | None = None) -> T:
+        if page is None:  # read on the class: the descriptor (its doc)
+            return self  # type: ignore[return-value]
+        page.refresh()
+        return getattr(page, self._field)
+
+    def __set__(self, page: ChartPage, value: T) -> None:
+        raise AttributeError(f"{self._name} is drawn, not set (draw sets {self._field})")
+
+
 class ChartPage(QStackedWidget):
     """A plot, or the message saying why there is nothing to plot.
 
@@ -122,10 +146,7 @@ class ChartPage(QStackedWidget):
     def stale(self) -> bool:
         return self._stale
 
-    @property
-    def message(self) -> QLabel:
-        self.refresh()
-        return self._message
+    message: Drawn[QLabel] = Drawn("The label shown instead of a plot.")
 
     def has_data(self) -> bool:
         self.refresh()

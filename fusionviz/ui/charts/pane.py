@@ -30,7 +30,13 @@ from fusionviz.model.report.chart_data import (
 from fusionviz.model.report.extern_facts import extern_facts, extern_text
 from fusionviz.model.report.formatting import MIB
 from fusionviz.model.trace import Graph
-from fusionviz.ui.charts.page import ChartPage, ClickableBars, OnScreenWatcher, on_screen
+from fusionviz.ui.charts.page import (
+    ChartPage,
+    ClickableBars,
+    Drawn,
+    OnScreenWatcher,
+    on_screen,
+)
 from fusionviz.ui.charts.step import StepChart
 from fusionviz.ui.charts.timeline import TimelineChart
 from fusionviz.ui.plain import tip
@@ -80,16 +86,8 @@ class KernelTimeChart(ChartPage):
         self._plot, self._title = None, ""
         state.sig_kernel_changed.connect(self._on_kernel_changed)
 
-    @property
-    def names(self) -> list[str]:
-        """The kernels charted, top to bottom."""
-        self.refresh()
-        return self._names
-
-    @property
-    def bars(self) -> KernelBars | None:
-        self.refresh()
-        return self._bars
+    names: Drawn[list[str]] = Drawn("The kernels charted, top to bottom.")
+    bars: Drawn[KernelBars | None] = Drawn()
 
     def draw(self, graph: Graph | None) -> None:
         times = kernel_times(graph) if graph is not None else []
@@ -180,17 +178,8 @@ class RoundChart(ChartPage):
         self._markers: list[pg.InfiniteLine] = []
         state.sig_step_changed.connect(self._on_step_changed)
 
-    @property
-    def labels(self) -> list[str]:
-        """One label per fusion step (x = 0, 1, …)."""
-        self.refresh()
-        return self._labels
-
-    @property
-    def curves(self) -> list[pg.PlotDataItem]:
-        """One curve per panel of ``PANELS``."""
-        self.refresh()
-        return self._curves
+    labels: Drawn[list[str]] = Drawn("One label per fusion step (x = 0, 1, …).")
+    curves: Drawn[list[pg.PlotDataItem]] = Drawn("One curve per panel of ``PANELS``.")
 
     def draw(self, graph: Graph | None) -> None:
         series = round_series(graph) if graph is not None else {}
@@ -252,16 +241,9 @@ class BenchmarkChart(ChartPage):
         self._points: list[dict] = []
         self._scatter: pg.ScatterPlotItem | None = None
 
-    @property
-    def points(self) -> list[dict]:
-        """``benchmark_points`` of the graph, in the order they are plotted."""
-        self.refresh()
-        return self._points
-
-    @property
-    def scatter(self) -> pg.ScatterPlotItem | None:
-        self.refresh()
-        return self._scatter
+    points: Drawn[list[dict]] = Drawn(
+        "``benchmark_points`` of the graph, in the order they are plotted.")
+    scatter: Drawn[pg.ScatterPlotItem | None] = Drawn()
 
     def draw(self, graph: Graph | None) -> None:
         self._points = benchmark_points(graph) if graph is not None else []

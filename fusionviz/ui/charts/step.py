@@ -28,7 +28,7 @@ from fusionviz.model.comms.step_overlap import (
 from fusionviz.model.palette import EXTERN_COLOR, graph_color
 from fusionviz.model.report.formatting import byte_size
 from fusionviz.model.trace import Graph, StepSpan
-from fusionviz.ui.charts.page import ChartPage
+from fusionviz.ui.charts.page import ChartPage, Drawn
 from fusionviz.ui.charts.timeline import SpanBars
 from fusionviz.ui.theme import graph_colors, is_dark
 from fusionviz.ui.view_state import ViewState
@@ -61,38 +61,13 @@ class StepChart(ChartPage):
         if state.trace is not None:
             self._on_trace_changed()
 
-    @property
-    def overlap(self) -> StepOverlap | None:
-        self.refresh()
-        return self._overlap
-
-    @property
-    def spans(self) -> list[StepSpan]:
-        """The span of each bar, in ``bars``' order."""
-        self.refresh()
-        return self._spans
-
-    @property
-    def rows(self) -> list[float]:
-        """The row (y) of each bar."""
-        self.refresh()
-        return self._rows
-
-    @property
-    def ticks(self) -> list[tuple[float, str]]:
-        """The lanes' names on the left axis, at their first row."""
-        self.refresh()
-        return self._ticks
-
-    @property
-    def bars(self) -> SpanBars | None:
-        self.refresh()
-        return self._bars
-
-    @property
-    def title(self) -> str:
-        self.refresh()
-        return self._title
+    overlap: Drawn[StepOverlap | None] = Drawn()
+    spans: Drawn[list[StepSpan]] = Drawn("The span of each bar, in ``bars``' order.")
+    rows: Drawn[list[float]] = Drawn("The row (y) of each bar.")
+    ticks: Drawn[list[tuple[float, str]]] = Drawn(
+        "The lanes' names on the left axis, at their first row.")
+    bars: Drawn[SpanBars | None] = Drawn()
+    title: Drawn[str] = Drawn()
 
     def _on_trace_changed(self) -> None:
         self.set_graph(self._state.graph)  # drawn from the trace: now or when seen

@@ -21,7 +21,7 @@ import pyqtgraph as pg
 from fusionviz.model.palette import kernel_colors
 from fusionviz.model.report.chart_data import timeline
 from fusionviz.model.trace import Graph
-from fusionviz.ui.charts.page import ChartPage, ClickableBars
+from fusionviz.ui.charts.page import ChartPage, ClickableBars, Drawn
 from fusionviz.ui.theme import graph_colors, is_dark
 from fusionviz.ui.view_state import ViewState
 
@@ -58,22 +58,10 @@ class TimelineChart(ChartPage):
         self._names: list[str] = []  # the kernel of each bar of ``bars``
         self._bars: SpanBars | None = None
 
-    @property
-    def data(self) -> dict:
-        """``chart_data.timeline`` of the graph shown."""
-        self.refresh()
-        return self._data
-
-    @property
-    def bars(self) -> SpanBars | None:
-        self.refresh()
-        return self._bars
-
-    @property
-    def names(self) -> list[str]:
-        """The kernel of each bar of ``bars`` (one bar per recorded launch)."""
-        self.refresh()
-        return self._names
+    data: Drawn[dict] = Drawn("``chart_data.timeline`` of the graph shown.")
+    bars: Drawn[SpanBars | None] = Drawn()
+    names: Drawn[list[str]] = Drawn(
+        "The kernel of each bar of ``bars`` (one bar per recorded launch).")
 
     def draw(self, graph: Graph | None) -> None:
         self._data = timeline(graph) if graph is not None else {}

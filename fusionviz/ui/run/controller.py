@@ -140,8 +140,9 @@ class RunController(QObject):
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail = Tail()  # for the error message / traceback pane
         self._run_id, self._pid, self._ended = "", 0, {}
-        self._lingered = False  # ended by us after its final trace: it would not exit
-        self._stuck: set[int] = set()  # the ranks that would not (a job of ranks)
+        # Ended by us after its final trace(s), as it would not exit: the ranks that
+        # had not ({0} for a capture); None while it has not been ended so
+        self._lingered: set[int] | None = None
         self._nproc, self._done = 1, set()  # ranks in the job; those that said "done"
         self._linger_timer = QTimer(self)
         self._linger_timer.setSingleShot(True)
@@ -165,8 +166,8 @@ class RunController(QObject):
         env = QProcessEnvironment()
         for key, value in runner.capture_env(cache_dir, self._run_id).items():
             env.insert(key, value)
-        self.cancelled, self._ended, self._lingered = False, {}, False
-        self._stuck, self._nproc, self._done = set(), int(options.get("nproc", 1) or 1), set()
+        self.cancelled, self._ended, self._lingered = False, {}, None
+        self._nproc, self._done = int(options.get("nproc", 1) or 1), set()
         self._stdout, self._stderr = Lines(), Lines()
         self._stderr_tail.clear()
         proc = QProcess(self)
@@ -249,10 +250,9 @@ class RunController(QObject):
     def _end_lingering(self) -> None:
         """The capture wrote its final trace long ago but its process runs on (a thread
         or worker the script left blocks the exit): end it, keeping its status."""
-        if self.running and not self.cancelled:
-            self._lingered = True
-            if self.job is RANKS:  # the ranks whose traces will say so
-                self._stuck = runner.ranks_running(self.process.processId())
+        if self.running and not self.cancelled:  # the ranks whose traces will say so
+            self._lingered = (runner.ranks_running(self.process.processId())
+                              if self.job is RANKS else {0})
             kill_tree(self.process.processId(), self._run_id)
             self.process.kill()
 
@@ -283,10 +283,10 @@ class RunController(QObject):
             self._stderr_line(line)
         self._close_channel()
         self._linger_timer.stop()
-        crashed = exit_status == QProcess.ExitStatus.CrashExit and not self._lingered
+        crashed = exit_status == QProcess.ExitStatus.CrashExit and self._lingered is None
         status = "cancelled" if self.cancelled else ("crashed" if crashed else None)
-        lingered = {"lingered": self._stuck if self.job is RANKS else True
-                    } if self._lingered else {}
+        lingered = {} if self._lingered is None else {
+            "lingered": self._lingered if self.job is RANKS else True}
         try:
             self.write_problem = self.job.settle(
                 self.out_path, exit_code=None if crashed or lingered else exit_code,
