@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from fusionviz.cli.main import main
+from fusionviz.model.comms.step_overlap import step_overlap
 from fusionviz.model.node_lookup import NodeLookupError, find_pair
+from fusionviz.model.report.graph_reasons import frame_shown, step_calls
 from fusionviz.model.report.ledger_table import ledger_rows
 from fusionviz.model.report.query import graph_row
 from fusionviz.model.report.why_report import entry_cells
@@ -130,7 +132,8 @@ def test_query_json_of_every_trace(path, capsys):
         assert g["recompile_reasons"] == list(graph.recompile_reasons)
         assert (g["resumed_after"] is None) == (graph.resumed_after is None)
         assert bool(g["why"]) == bool(graph.break_reasons or graph.recompile_reasons
-                                      or graph.resumed_after)
+                                      or graph.resumed_after or graph.split
+                                      or frame_shown(graph.frame))
 
 
 @pytest.mark.parametrize("path", TRACES, ids=_id)
@@ -304,7 +307,7 @@ def test_the_readme_names_every_key_of_the_schema():
     section = readme.split("## Answers from the command line", 1)[1].split("\n## ", 1)[0]
     described = ("header", "trace", "script", "graph", "collective_time", "reorder",
                  "comm_pass", "kernel", "round", "ledger_row", "query", "why", "decision",
-                 "node_ref", "eager_entry", "eager_figure", "eager_map")
+                 "node_ref", "eager_entry", "eager_figure", "eager_map", "frame", "step")
     keys = {k for name in described for k in SCHEMA["$defs"][name].get("properties", {})}
     missing = sorted(k for k in keys if k not in section)
     assert not missing, missing
@@ -364,3 +367,66 @@ def test_query_gives_each_pass_that_reordered_after_fusion(capsys):
 def test_query_on_an_experiment_folder_that_is_not_ranks_is_refused(capsys):
     code, _, err = run(capsys, "query", str(DATA / "experiments" / "cpu_forbid_whatif_ops"))
     assert code == 2 and "is a ab experiment, not the ranks of a capture" in err
+
+
+RANK_TRACES = sorted((DATA / "ranks").glob("*/rank*.json.gz"))
+
+
+@pytest.mark.parametrize("path", RANK_TRACES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_query_json_has_the_ranks_profiled_step(path, capsys):
+    """#21: ``step`` holds the rank's profiled train step as ``summary`` words it
+    (``comms.step_overlap``): the window, the lanes, communication hidden behind the
+    backward and exposed, and each collective; null where none was recorded."""
+    code, out, err = run(capsys, "query", path, "--json", "--what", "graphs")
+    assert code == 0, err
+    doc = json.loads(out)
+    validate(doc)
+    trace, step = load_trace(path), doc["step"]
+    calls = step_calls(trace)
+    assert [g["step_calls"] for g in doc["graphs"]] == [calls.get(g.index)
+                                                       for g in trace.graphs]
+    if trace.step is None:
+        assert step is None and not calls
+        return
+    o = step_overlap(trace.step)
+    assert (step["window"], step["duration_ms"], step["device"]) == (
+        trace.step.window, trace.step.duration_ms, trace.step.device)
+    assert sum(lane["spans"] for lane in step["lanes"]) == len(trace.step.spans)
+    (compute,) = [lane for lane in step["lanes"] if lane["lane"] == "compute"]
+    assert compute["graph_calls"] == {str(i): n for i, n in calls.items()}
+    assert (step["clock"], step["communication_ms"], step["hidden_ms"],
+            step["behind_backward_ms"], step["exposed_ms"]) == (
+        o.clock, o.communication_ms, o.hidden_ms, o.behind_backward_ms, o.exposed_ms)
+    rows = step["collectives"]
+    assert [(c["name"], c["bytes"], c["ms"], c["backward_graphs"]) for c in rows] == [
+        (c.span.name, c.span.bytes, c.ms, list(c.backward)) for c in o.collectives]
+    assert all(c["exposed_ms"] == pytest.approx(c["ms"] - c["hidden_ms"]) for c in rows)
+    # the same figures as summary's train-step lines
+    assert main(["summary", str(path)]) == 0
+    said = capsys.readouterr().out
+    for c in rows:
+        assert (f"{c['ms']:.4g} ms ({c['ms'] - c['hidden_ms']:.4g} ms exposed), overlaps "
+                f"backward graphs {', '.join(f'#{g}' for g in c['backward_graphs']) or 'none'}"
+                ) in said
+
+
+def test_query_json_step_of_fsdp2_on_two_gpus(capsys):
+    """nccl_fsdp2_llama: the device's clock; FSDP2's 9 all-gathers and 5 reduce-scatters
+    (fp32 gradients: their bytes; an all-gather kernel names no dtype: null), each with
+    the backward graphs it overlaps (none on the H100s it was last recorded on)."""
+    path = DATA / "ranks" / "nccl_fsdp2_llama" / "rank0.json.gz"
+    assert main(["query", str(path), "--json", "--what", "graphs"]) == 0
+    step = json.loads(capsys.readouterr().out)["step"]
+    assert step["clock"] == "device" and step["window"].startswith("from the 2nd call")
+    rows = step["collectives"]
+    assert {c["lane"] for c in rows} == {"device communication"}
+    assert sorted(c["kind"] for c in rows) == ["all_gather"] * 9 + ["reduce_scatter"] * 5
+    assert all((c["bytes"] is None) == (c["kind"] == "all_gather") for c in rows)
+    backward = {g.index for g in load_trace(path).graphs if g.kind == "backward"}
+    assert {g for c in rows for g in c["backward_graphs"]} <= backward
+    assert 0 <= step["behind_backward_ms"] <= step["hidden_ms"] <= step["communication_ms"]
+    assert step["communication_ms"] > 0 and step["exposed_ms"] == pytest.approx(
+        step["communication_ms"] - step["hidden_ms"])
+    lanes = {lane["lane"]: lane for lane in step["lanes"]}
+    assert lanes["device communication"]["kinds"] == {"all_gather": 9, "reduce_scatter": 5}
+    assert lanes["compute"]["graph_calls"]["2"] == 4

@@ -349,6 +349,30 @@ class Split:
 
 
 @dataclass(frozen=True)
+class Frame:
+    """The code Dynamo began this graph's frame at, when it is not the code after a
+    graph break: the function compiled, or a function or module's ``forward`` that ran
+    as a frame of its own because the code calling it was not traced (it ran eagerly,
+    e.g. FSDP2's ``fully_shard`` hooks around a wrapped module, which Dynamo does not
+    trace). Dynamo compiles such a frame once and reuses its graph for every call its
+    guards accept: one graph for several modules of one class."""
+
+    function: str  # qualified name: LlamaDecoderLayer.forward, train_step
+    file: str = ""
+    line: int = 0  # the function's first line
+    module: str = ""  # the module whose forward it is: its path in the model ("": none
+    #                   found, or the model itself when module_class is set)
+    module_class: str = ""  # its class (the user's class, not FSDP's generated one)
+    # the paths of every module of that class in the model (the graph's other callers)
+    modules: tuple[str, ...] = ()
+    wrapped_by: str = ""  # "fully_shard": an FSDP2-managed module (FSDPModule)
+    caller: str = ""  # where the user's code called it: file:line in function
+    # torch.compile's wrapper called it: the function or model the user compiled (not a
+    # frame of its own inside it)
+    entry: bool = False
+
+
+@dataclass(frozen=True)
 class Graph:
     """One compiled graph: a graph-break piece, forward, backward or inference."""
 
@@ -385,6 +409,7 @@ class Graph:
     # not recorded (Capabilities.missing names the hook then)
     large_bodies: tuple[int, ...] = ()
     split: Split | None = None  # one piece of a split Dynamo graph (None: a whole one)
+    frame: Frame | None = None  # the code its frame starts at (None: a resume, or not recorded)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ AMOUNTS = {
     t.BenchKernel: ("ms", "n_regs", "n_spills"), t.Reorder: ("index", "wall_s"),
     t.Samples: ("launches", "faults", "repeated"), t.EagerKernel: ("ms", "calls"),
     t.Entry: ("restored",), t.Split: ("piece", "pieces", "bytes"),
+    t.Frame: ("line",),
     t.StepSpan: ("graph", "bytes", "shape", "bucket"), t.StepTimeline: ("duration_ms",),
 }
 
@@ -118,6 +119,7 @@ def graph_problems(graph: Graph) -> Problems:
            for x in _amounts(s, f"{n.name} {s.name}")]
         + [x for b in (*graph.break_reasons, *filter(None, [graph.resumed_after]))
            for x in _amounts(b, "graph break")]
+        + (_amounts(graph.frame, "frame") if graph.frame is not None else [])
         + [x for r in graph.reorders for x in _amounts(r, f"reorder {r.name}")])
     say(IMPOSSIBLE, [x for k in graph.kernels for x in _amounts(k, f"kernel {k.name}")
                      + _measures(k.launch, f"kernel {k.name}")]

@@ -19,6 +19,7 @@ from fusionviz.model.report.formatting import count, ms_spread
 from fusionviz.model.report.graph_reasons import (
     compile_id_tip,
     split_groups,
+    step_calls,
     why_short,
     why_text,
 )
@@ -34,7 +35,7 @@ _TIP = Qt.ItemDataRole.UserRole + 1  # a row's first tooltip, before the hidden 
 WHY_MAX_WIDTH = 360  # px: longer reasons are elided, the tooltip has them whole
 HEADER_TIPS = (
     "the graph: its number, forward or backward, and Dynamo's compile id",
-    "why Dynamo made this graph (a graph break, a recompile)",
+    "why Dynamo made this graph (a graph break, a recompile, a frame of its own)",
     "scheduler nodes before fusion", "kernels the graph launches",
     "fusion rounds of Inductor's scheduler", "pairs fused over all rounds",
     "the compiled graph's time per call, in ms (device or wall: see each cell)",
@@ -42,7 +43,7 @@ HEADER_TIPS = (
     "eager ms / compiled ms (above 1×: compiled is faster)")
 
 
-def summary_cells(graph) -> list[str]:
+def summary_cells(graph, calls: int | None = None) -> list[str]:
     s = graph_headline(graph)
     title = f"#{graph.index} {graph.kind}"
     if graph.compile_id:
@@ -50,7 +51,7 @@ def summary_cells(graph) -> list[str]:
     speedup = s.get("speedup_vs_eager")
     return [
         title,
-        why_short(graph),
+        why_short(graph, calls),
         count(s.get("nodes", len(graph.nodes))),
         count(s.get("kernels", len(graph.kernels))),
         count(s.get("rounds", len(graph.rounds))),
@@ -85,19 +86,19 @@ def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:,.3f}"
 
 
-def graph_tip(graph) -> str:
+def graph_tip(graph, calls: int | None = None) -> str:
     """The first column's tooltip: device and compile time, what the compile id means,
     and why the graph exists."""
     tip = (f"{graph.device} · {graph.backend or '?'} backend · compile {graph.compile_s:.2f} s"
            f"\n\n{compile_id_tip(graph.compile_id)}")
-    why = why_text(graph)
+    why = why_text(graph, calls)
     return f"{tip}\n\n{why}" if why else tip
 
 
-def why_tip(graph) -> str:
-    return why_text(graph) or ("Dynamo recorded no graph break or recompile for this "
-                               "graph (or the trace was recorded before fusionviz "
-                               "recorded them).")
+def why_tip(graph, calls: int | None = None) -> str:
+    return why_text(graph, calls) or ("Dynamo recorded no graph break or recompile for "
+                                      "this graph (or the trace was recorded before "
+                                      "fusionviz recorded them).")
 
 
 def speedup_tip(timing) -> str:
@@ -145,6 +146,7 @@ class GraphsList(QTreeWidget):
         self.state = state
         self.setRootIsDecorated(False)
         self.items: dict[int, QTreeWidgetItem] = {}  # graph index -> its row
+        self.calls: dict[int, int] = {}  # graph index -> calls in the profiled step
         self.setAlternatingRowColors(True)
         self.setUniformRowHeights(True)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -171,6 +173,7 @@ class GraphsList(QTreeWidget):
         trace = self.state.trace
         graphs = trace.graphs if trace is not None else ()
         groups = split_groups(graphs)
+        self.calls = step_calls(trace)  # graph index -> calls in the profiled step
         self.setRootIsDecorated(any(label for label, _ in groups))
         for label, indices in groups:
             parent = None
@@ -195,11 +198,12 @@ class GraphsList(QTreeWidget):
             item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
     def _row(self, i: int, graph) -> QTreeWidgetItem:
-        item = QTreeWidgetItem(summary_cells(graph))
+        calls = self.calls.get(graph.index)
+        item = QTreeWidgetItem(summary_cells(graph, calls))
         item.setData(0, Qt.ItemDataRole.UserRole, i)
         # device, backend, Dynamo's reasons and the user's source line: trace text
-        item.setData(0, _TIP, graph_tip(graph))
-        item.setToolTip(WHY, tip(why_tip(graph)))
+        item.setData(0, _TIP, graph_tip(graph, calls))
+        item.setToolTip(WHY, tip(why_tip(graph, calls)))
         launches = graph_headline(graph)["launches"]
         item.setToolTip(COLUMNS.index("kernels"), f"{len(graph.kernels)} kernels launched {launches} times per "
                            "call (wrapper-only nodes such as MultiOutput are not kernels)")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fusionviz.cli.main import main
+from fusionviz.model.report.graph_reasons import why_short, why_text
 from fusionviz.model.tracefile.io import load_trace, save_trace
 
 pytestmark = pytest.mark.torch
@@ -206,9 +207,46 @@ def test_reasons_met_outside_a_compile_context_go_to_the_next_compile():
     assert (b.file, b.line, b.code, b.function) == ("/u/train.py", 4, "print(y)", "step")
     assert r.for_graph("0/0")["resumed_after"] is None
     assert r.for_graph("1/0") == {"break_reasons": (), "recompile_reasons": (),
-                                  "resumed_after": b}
+                                  "resumed_after": b, "frame": None}
+    assert r.for_graph("0/0")["frame"].function == "step"  # not a resume: where it starts
     assert r.for_graph("1/1")["recompile_reasons"] == (
         "1/0: tensor 'y' size mismatch at index 0. expected 8, actual 16",)
+
+
+def test_a_resume_names_the_break_made_inside_the_call_it_resumes_after():
+    """FSDP2's hook breaks the graph inside torch's code (its innermost frame), under the
+    user's call of the wrapped module: the resume function after that call names the
+    break, found by the user's frame in the break's stack."""
+    from traceback import FrameSummary
+    from types import SimpleNamespace
+
+    from torch._guards import CompileContext, CompileId, compile_context
+
+    from fusionviz.model.capture.dynamo_reasons import DynamoReasons
+    from fusionviz.model.capture.patcher import Patcher
+
+    errors = []
+    r = DynamoReasons()
+    r._p = Patcher(lambda where, tb: errors.append(tb))
+
+    def compile_subgraph(frame, code_name, reason):
+        tx = SimpleNamespace(f_code=SimpleNamespace(co_name=code_name))
+        with compile_context(CompileContext(CompileId(frame_id=frame, frame_compile_id=0))):
+            r._on_compile_subgraph(None, (SimpleNamespace(root_tx=tx), tx), {"reason": reason})
+
+    stack = [FrameSummary("/u/model.py", 19, "forward", line="return self.up(x)"),
+             FrameSummary("/t/_fsdp_common.py", 30, "wrapper", line="return disable(")]
+    brk = SimpleNamespace(reason="Attempted to call function marked as skipped",
+                          user_stack=stack, graph_break=True)
+    compile_subgraph(0, "forward", brk)
+    ret = SimpleNamespace(reason="return_value", user_stack=stack, graph_break=False)
+    compile_subgraph(1, "torch_dynamo_resume_in_forward_at_19", ret)
+    compile_subgraph(2, "torch_dynamo_resume_in_forward_at_20", ret)
+    assert not errors, errors
+    (b,) = r.for_graph("0/0")["break_reasons"]
+    assert (b.function, b.line) == ("wrapper", 30)
+    assert r.for_graph("1/0")["resumed_after"] == b
+    assert r.for_graph("2/0")["resumed_after"] is None  # no break at line 20
 
 
 def test_torch_2_11s_dynamo_gives_the_same_reasons_on_the_gpu():
@@ -226,3 +264,42 @@ def test_torch_2_11s_dynamo_gives_the_same_reasons_on_the_gpu():
     reasons = [r for g in recompiles.graphs for r in g.recompile_reasons]
     assert SIZE_GUARD in reasons
     assert any("dtype mismatch. expected Float, actual Double" in r for r in reasons)
+
+
+def test_the_compiled_functions_frame_records_its_code_and_caller(breaks):
+    """The function handed to torch.compile: its frame's code and the user's line that
+    called it, said in full (summary, tooltip), not as a reason in the graphs list."""
+    before, after = breaks.graphs
+    f = before.frame
+    assert (f.function, os.path.basename(f.file), f.line) == (
+        "step", "breaks.py", _line_of("breaks.py", "def step("))
+    assert (f.entry, f.module, f.module_class, f.modules, f.wrapped_by) == (
+        True, "", "", (), "")
+    call = _line_of("breaks.py", "torch.compile(step)")
+    assert f.caller == f"{SCRIPTS / 'breaks.py'}:{call} in <module>"
+    assert after.frame is None  # Dynamo's resume function: resumed_after says why
+    assert why_short(before).startswith("ends at graph break")
+    assert why_text(before).startswith("This graph's frame starts at step (")
+
+
+def test_a_blocks_forward_under_an_eager_loop_is_a_frame_of_its_own(capture, capsys,
+                                                                     tmp_path):
+    """loop_break.py: Dynamo skips the model's frame (a graph break in its loop) and
+    compiles the block's forward as a frame of its own, with no graph break before
+    it, called by the model's eager loop: the graph names the frame and its module."""
+    trace = capture("loop_break.py", timing=False)
+    assert trace.script.status == "ok", trace.script.traceback
+    (g,) = trace.graphs
+    assert not g.break_reasons and g.resumed_after is None and not g.recompile_reasons
+    f = g.frame
+    assert (f.function, f.module, f.module_class, f.wrapped_by, f.entry) == (
+        "Block.forward", "blocks.0", "Block", "", False)
+    assert f.modules == ("blocks.0", "blocks.1", "blocks.2")
+    assert f.line == _line_of("loop_break.py", "def forward(self, x):")
+    assert f.caller.endswith(f"loop_break.py:{_line_of('loop_break.py', 'x = block(x)')}"
+                             " in forward")
+    said = "a frame of its own: Block.forward (blocks.0 of blocks.*)"
+    assert why_short(g) == said
+    assert ("reuses this graph for each call from untraced code that its guards accept"
+            in why_text(g))
+    assert f"  {said}" in _cli(capsys, tmp_path, trace, "summary").splitlines()

@@ -233,9 +233,9 @@ def test_ddp_optimizer_pieces_on_two_gpus_are_each_named_and_timed():
 
 def test_an_fsdp2_llama_on_two_gpus_has_every_graph_timed_and_the_ranks_agree():
     """HF Llama (4 layers) with each layer and the root ``fully_shard``-ed, then
-    ``torch.compile(model)``, NCCL on two H200s (``benchmarks/fsdp2_llama.py``): FSDP2's
-    hooks run between compiled frames (no collective inside a graph on this torch);
-    every graph is timed on both clocks with an eager figure."""
+    ``torch.compile(model)``, NCCL on two H100s (``benchmarks/fsdp2_llama.py``, torch
+    2.11): FSDP2's hooks run between compiled frames (no collective inside a graph on
+    this torch); every graph is timed on both clocks with an eager figure."""
     from fusionviz.model.experiment import ranks
 
     folder = DATA / "ranks" / "nccl_fsdp2_llama"
@@ -249,3 +249,34 @@ def test_an_fsdp2_llama_on_two_gpus_has_every_graph_timed_and_the_ranks_agree():
     # the decoder layer's body, compiled once and run for every layer
     body = max(graphs, key=lambda g: len(g.nodes))
     assert body.kind in ("forward", "backward") and len(body.kernels) >= 16
+
+
+def test_fsdp2s_wrapped_llama_layers_are_named_frames_of_their_own():
+    """#21 item 1, torch 2.11 on two H100s: no graph break precedes the decoder layer's
+    graph (fully_shard's hooks are not traced, the model's loop runs eagerly); the
+    trace names its frame, the module, FSDP2 and the 4 calls, and the graphs before and
+    after it the code they start at or the break they resume after."""
+    from fusionviz.model.report.graph_reasons import step_calls, why_short
+
+    folder = DATA / "ranks" / "nccl_fsdp2_llama"
+    for rank in (0, 1):
+        trace = load_trace(str(folder / f"rank{rank}.json.gz"))
+        assert trace.env["torch"].startswith("2.11") and not trace.problems
+        calls = step_calls(trace)
+        layers = [g for g in trace.graphs if g.frame is not None
+                  and g.frame.module_class == "LlamaDecoderLayer"]
+        assert sorted(g.kind for g in layers) == ["backward", "forward"]
+        for g in layers:
+            f = g.frame
+            assert not g.break_reasons and g.resumed_after is None and calls[g.index] == 4
+            assert (f.function, f.module, f.wrapped_by, f.entry) == (
+                "LlamaDecoderLayer.forward", "model.layers.0", "fully_shard", False)
+            assert f.modules == tuple(f"model.layers.{i}" for i in range(4))
+            assert f.file.endswith("modeling_llama.py") and f.line > 0
+            assert why_short(g, 4) == ("a frame of its own: LlamaDecoderLayer.forward "
+                                       "(model.layers.*), wrapped by fully_shard; its 4 "
+                                       "calls reuse this graph")
+        # every graph says why it exists: a frame of its own or the break it resumes after
+        assert all(why_short(g, calls.get(g.index)) for g in trace.graphs)
+        norm = next(g for g in trace.graphs if g.frame and g.frame.module == "model.norm")
+        assert why_short(norm) == "a frame of its own: LlamaRMSNorm.forward (model.norm)"

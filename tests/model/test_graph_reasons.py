@@ -1,14 +1,21 @@
 """Why a graph exists, in words: compile ids, graph breaks and failed guards as the
 graphs list, summary and query say them, for the wordings of torch 2.5 to 2.14."""
 
+from pathlib import Path
+
 from fusionviz.model.report.graph_reasons import (
     compile_id_text,
+    module_pattern,
     short_break,
     short_guard,
+    step_calls,
     why_parts,
     why_text,
 )
-from fusionviz.model.trace import BreakReason, Graph
+from fusionviz.model.trace import BreakReason, Frame, Graph, Trace
+from fusionviz.model.tracefile.io import load_trace
+
+RANKS = Path(__file__).parents[1] / "data" / "ranks"
 
 
 def test_compile_ids_in_words():
@@ -64,3 +71,57 @@ def test_a_graph_says_what_came_before_it_why_it_was_recompiled_and_where_it_end
     assert "/u/m.py:7 in forward\n    if x.sum() > 0:\ngeneric_jump TensorVariable()" in text
     assert "- 1/0: tensor 'x' size mismatch" in text and "- other" in text
     assert why_parts(Graph(index=0)) == [] and why_text(Graph(index=0)) == ""
+
+
+def test_a_frame_of_its_own_names_its_code_its_modules_and_their_calls():
+    """A module's forward that Dynamo began a frame at with no break before it (here
+    as FSDP2 makes one): the graphs list's words, short and in full."""
+    f = Frame(function="LlamaDecoderLayer.forward", file="/m/modeling_llama.py", line=290,
+              module="model.layers.0", module_class="LlamaDecoderLayer",
+              modules=tuple(f"model.layers.{i}" for i in range(4)), wrapped_by="fully_shard",
+              caller="/m/modeling_llama.py:412 in forward")
+    g = Graph(index=2, compile_id="9/0", kind="forward", frame=f)
+    assert why_parts(g, 4) == ["a frame of its own: LlamaDecoderLayer.forward "
+                               "(model.layers.*), wrapped by fully_shard; its 4 calls "
+                               "reuse this graph"]
+    assert why_parts(g) == ["a frame of its own: LlamaDecoderLayer.forward (model.layers.0 "
+                            "of model.layers.*), wrapped by fully_shard"]
+    text = why_text(g, 4)
+    assert text.startswith("This graph's frame starts at LlamaDecoderLayer.forward "
+                           "(/m/modeling_llama.py:290), with no graph break before it")
+    assert "FSDP2's fully_shard wraps that module" in text
+    assert "called this graph 4 time(s)" in text
+    assert "Called from /m/modeling_llama.py:412 in forward." in text
+    # the function handed to torch.compile: said in full, not as a reason to list
+    entry = Graph(index=0, frame=Frame(function="train_step", file="/u/t.py", line=3,
+                                       entry=True))
+    assert why_parts(entry) == [] and "what torch.compile was handed" in why_text(entry)
+    # modules of the class that no one pattern says: the module alone; a decorator's
+    # wrapper of a forward: the module's class too
+    norms = Frame(function="LlamaRMSNorm.forward", module="model.norm",
+                  module_class="LlamaRMSNorm",
+                  modules=("model.layers.0.input_layernorm", "model.norm"))
+    assert why_parts(Graph(index=3, frame=norms)) == [
+        "a frame of its own: LlamaRMSNorm.forward (model.norm)"]
+    rope = Frame(function="dynamic_rope_update.<locals>.wrapper", module="model.rotary_emb",
+                 module_class="LlamaRotaryEmbedding", modules=("model.rotary_emb",))
+    assert why_parts(Graph(index=1, frame=rope)) == [
+        "a frame of its own: dynamic_rope_update.<locals>.wrapper (model.rotary_emb, "
+        "LlamaRotaryEmbedding)"]
+
+
+def test_module_paths_said_short():
+    assert module_pattern([f"h.{i}.attn" for i in range(12)]) == "h.*.attn"
+    assert module_pattern(["encoder", "decoder"]) == "encoder, decoder"
+    assert module_pattern(["a.0.b", "a.1.c"]) == "a.0.b, a.1.c"  # two parts differ
+    assert module_pattern(["blocks.x", "blocks.y"]) == "blocks.x, blocks.y"  # not numbered
+    assert module_pattern([""]) == "the model"
+
+
+def test_the_profiled_steps_calls_of_each_graph():
+    """nccl_fsdp2_llama (two H100s, torch 2.11): the step called each of the 4 layers'
+    forward and backward graphs (2 and 7) four times, every other graph once."""
+    trace = load_trace(RANKS / "nccl_fsdp2_llama" / "rank0.json.gz")
+    calls = step_calls(trace)
+    assert calls == {0: 1, 1: 1, 2: 4, 3: 1, 4: 1, 5: 1, 6: 1, 7: 4}
+    assert step_calls(Trace()) == {} and step_calls(None) == {}

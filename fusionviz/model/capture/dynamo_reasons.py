@@ -18,6 +18,9 @@ trace's ``capabilities.missing`` and the capture goes on without it):
   context (else the reasons wait for the next compile id seen). Without the hook,
   ``torch._dynamo.utils.get_compilation_metrics()``'s ``recompile_reason`` (the first
   reason of each recompile) is read instead.
+- The same ``compile_subgraph`` call, for a frame that is not a resume function: the
+  code the frame starts at (``frames.frame_start``), why a graph exists when no break
+  made it (a module's forward under FSDP2's untraced hooks).
 - ``convert_frame.format_error_msg(exc, code, ...)`` (2.5 … 2.14): Dynamo gives up on
   a frame (it runs eagerly) and formats why ("WON'T CONVERT ..."); with the graph
   breaks, these are ``events``, what the no-graph message lists (``no_graph``).
@@ -39,8 +42,9 @@ from fusionviz.model.capture.dynamo_events import (
     DynamoEvent,
     event,
 )
+from fusionviz.model.capture.frames import frame_start
 from fusionviz.model.capture.patcher import Patcher
-from fusionviz.model.trace import BreakReason
+from fusionviz.model.trace import BreakReason, Frame
 
 MAX_TEXT = 4000  # characters kept of one reason (Dynamo's texts carry hints and links)
 # Dynamo traces the code after a graph break as a new frame: a function it names
@@ -75,7 +79,11 @@ class DynamoReasons:
         self.breaks: dict[str, list[BreakReason]] = {}
         self.recompiles: dict[str, list[str]] = {}
         self.resumes: dict[str, tuple[str, int]] = {}  # compile id → (function, line) it resumes at
+        self.frames: dict[str, Frame] = {}  # compile id → the code its frame starts at
         self._log: list[BreakReason] = []  # every break, in the order Dynamo met them
+        # each break's user stack as (function, line) pairs: a break inside a function
+        # the frame called (FSDP2's hook under a module call) resumes at the call's line
+        self._sites: list[frozenset] = []
         self._seen: dict[str, int] = {}  # compile id → len(_log) when it was first seen
         self._pending: list[str] = []  # recompile reasons seen outside a compile context
         self._use_metrics = False  # no recompile hook: read Dynamo's compile metrics
@@ -130,6 +138,8 @@ class DynamoReasons:
             resume = _RESUME.match(_frame_name(args))
             if resume:
                 self.resumes[cid] = (resume.group(1), int(resume.group(2)))
+            else:
+                self._p.guard("frame start", self._on_frame, cid, args)
         reason = kwargs.get("reason")
         if reason is None and sig is not None:
             reason = sig.bind_partial(*args, **kwargs).arguments.get("reason")
@@ -142,8 +152,16 @@ class DynamoReasons:
             found.append(rec)
             self._log.append(rec)
             stack = getattr(reason, "user_stack", None) or ()
+            self._sites.append(frozenset(
+                (user_function(str(getattr(f, "name", "") or "")),
+                 int(getattr(f, "lineno", 0) or 0)) for f in stack))
             self.events.append(event(GRAPH_BREAK, rec.reason, (rec.file, rec.line, rec.function),
                                      stack))
+
+    def _on_frame(self, cid: str, args: tuple) -> None:
+        found = frame_start(*(args + (None, None))[:2])
+        if found is not None:
+            self.frames[cid] = found
 
     def _format_error_msg(self, orig):
         def format_error_msg(exc, code, *args, **kwargs):
@@ -183,22 +201,27 @@ class DynamoReasons:
     # -- reading ----------------------------------------------------------------------
     def for_graph(self, compile_id: str) -> dict:
         """The reasons of frame compile ``compile_id``, as ``Graph`` fields:
-        ``break_reasons``, ``recompile_reasons`` and ``resumed_after`` (the break its
-        frame resumes after, when it is one of Dynamo's resume functions)."""
+        ``break_reasons``, ``recompile_reasons``, ``resumed_after`` (the break its
+        frame resumes after, when it is one of Dynamo's resume functions) and
+        ``frame`` (the code its frame starts at, when it is not one: ``frames``)."""
         if self._use_metrics:
             self._p.guard("recompile reasons (compile metrics)", self._read_metrics)
         return {"break_reasons": tuple(self.breaks.get(compile_id, ())),
                 "recompile_reasons": tuple(self.recompiles.get(compile_id, ())),
-                "resumed_after": self.resumed_after(compile_id)}
+                "resumed_after": self.resumed_after(compile_id),
+                "frame": self.frames.get(compile_id)}
 
     def resumed_after(self, compile_id: str) -> BreakReason | None:
         """The last break met before this compile at the place its resume function
-        names (its function and line), or None."""
+        names (its function and line): the break's innermost frame, else a frame of its
+        user stack (the break was inside a call made there); or None."""
         where = self.resumes.get(compile_id)
         if where is None:
             return None
-        before = self._log[:self._seen.get(compile_id, 0)]
-        return next((b for b in reversed(before) if (b.function, b.line) == where), None)
+        seen = self._seen.get(compile_id, 0)
+        before = list(zip(self._log[:seen], self._sites[:seen], strict=True))
+        return next((b for b, _ in reversed(before) if (b.function, b.line) == where),
+                    next((b for b, sites in reversed(before) if where in sites), None))
 
     def _read_metrics(self) -> None:
         from torch._dynamo.utils import get_compilation_metrics

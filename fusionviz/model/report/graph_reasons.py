@@ -15,7 +15,7 @@ import os
 import re
 
 from fusionviz.model.report.formatting import byte_size, split_text
-from fusionviz.model.trace import BreakReason, Graph
+from fusionviz.model.trace import BreakReason, Frame, Graph
 
 _ID = re.compile(r"^(\d+)/(\d+)(?:_(\d+))?$")  # frame/compile, _attempt in older logs
 _AUTOGRAD_ID = re.compile(r"^!(\d+)(?:/(\d+)/(\d+))?$")  # compiled autograd
@@ -125,9 +125,95 @@ def short_guard(text: str) -> str:
     return first if len(first) <= 80 else first[:79] + "…"
 
 
-def why_parts(g: Graph) -> list[str]:
+def module_pattern(paths) -> str:
+    """Module paths said short: ``model.layers.*`` for ``model.layers.0`` … ``.3`` (the
+    paths differing in one numbered part), else the paths, comma-separated."""
+    paths = list(paths)
+    if len(paths) > 1:
+        split = [p.split(".") for p in paths]
+        if len({len(s) for s in split}) == 1:
+            differ = [i for i in range(len(split[0])) if len({s[i] for s in split}) > 1]
+            if len(differ) == 1 and all(s[differ[0]].isdigit() for s in split):
+                first = split[0]
+                return ".".join("*" if i == differ[0] else p for i, p in enumerate(first))
+    return ", ".join(p or "the model" for p in paths)
+
+
+def frame_shown(f: Frame | None) -> bool:
+    """Whether a frame's start says why the graph exists (the graphs list's column): a
+    frame of its own inside what the user compiled; the function or model the user
+    handed to torch.compile is said only in full (``frame_text``, the summary)."""
+    return f is not None and not f.entry
+
+
+def frame_label(f: Frame, calls: int | None = None) -> str:
+    """``a frame of its own: LlamaDecoderLayer.forward (model.layers.*), wrapped by
+    fully_shard; its 4 calls reuse this graph``; ``calls``: how many times the
+    profiled step called the graph, when known."""
+    pattern = module_pattern(f.modules) if len(f.modules) > 1 else ""
+    pattern = "" if ", " in pattern else pattern  # one pattern, or the module alone
+    reused = bool(calls and calls > 1)
+    where = pattern if reused and pattern else f.module
+    if pattern and not reused:
+        where = f"{where or 'the model'} of {pattern}"
+    if f.module_class and not f.function.startswith(f"{f.module_class}."):
+        where = ", ".join(filter(None, (where, f.module_class)))  # a decorator's wrapper
+    text = ("a frame of its own: " if not f.entry else "compiled: ") + f.function
+    text += f" ({where})" if where else ""
+    if f.wrapped_by:
+        text += f", wrapped by {f.wrapped_by}"
+    if reused:
+        text += f"; its {calls} calls reuse this graph"
+    return text
+
+
+def frame_text(f: Frame, calls: int | None = None) -> str:
+    """The frame's start, in full, for a tooltip."""
+    at = f"{f.file}:{f.line}" if f.file else "(no file recorded)"
+    if f.entry:
+        lines = [f"This graph's frame starts at {f.function} ({at}), what torch.compile "
+                 "was handed."]
+    else:
+        lines = [f"This graph's frame starts at {f.function} ({at}), with no graph break "
+                 "before it: Dynamo began a frame of its own there because the code calling "
+                 "it was not traced (it ran eagerly)."]
+    if f.module_class:
+        lines.append(f"It is the forward of module {f.module or '(the model itself)'} "
+                     f"({f.module_class}).")
+    if f.wrapped_by == "fully_shard":
+        lines.append("FSDP2's fully_shard wraps that module: its hooks (gathering the "
+                     "parameters before the forward, freeing them after) are not traced by "
+                     "Dynamo, so the call stops the caller's graph and the module's forward "
+                     "is compiled as a frame of its own.")
+    if len(f.modules) > 1:
+        lines.append(f"The model holds {len(f.modules)} modules of this class "
+                     f"({module_pattern(f.modules[:MAX_PARAMS])}"
+                     f"{', …' if len(f.modules) > MAX_PARAMS else ''}): Dynamo compiles "
+                     "the frame once and reuses this graph for each call from untraced code "
+                     "that its guards accept (a call they reject compiles it again: a "
+                     "recompile, [frame/1]); a call from traced code is inlined there.")
+    if calls:
+        lines.append(f"The profiled train step called this graph {calls} time(s).")
+    if f.caller:
+        lines.append(f"Called from {f.caller}.")
+    return "\n".join(lines)
+
+
+def step_calls(trace) -> dict[int, int]:
+    """Graph index -> how many times the rank's profiled train step called it
+    (``Trace.step``'s compute lane as the CPU saw it); {} when no step was recorded."""
+    out: dict[int, int] = {}
+    for s in (trace.step.spans if trace is not None and trace.step is not None else ()):
+        if s.lane == "compute" and isinstance(s.graph, int):
+            out[s.graph] = out.get(s.graph, 0) + 1
+    return out
+
+
+def why_parts(g: Graph, calls: int | None = None) -> list[str]:
     """Why the graph exists, short: one phrase per recorded reason (empty when none)."""
     parts = [split_text(g.split)] if g.split is not None else []
+    if frame_shown(g.frame) and g.split is None:
+        parts.append(frame_label(g.frame, calls))
     if g.resumed_after is not None:
         parts.append(f"after graph break: {break_label(g.resumed_after)}")
     if g.recompile_reasons:
@@ -175,13 +261,15 @@ def split_groups(graphs) -> list[tuple[str, list[int]]]:
     return rows
 
 
-def why_short(g: Graph) -> str:
-    return "; ".join(why_parts(g))
+def why_short(g: Graph, calls: int | None = None) -> str:
+    return "; ".join(why_parts(g, calls))
 
 
-def why_text(g: Graph) -> str:
+def why_text(g: Graph, calls: int | None = None) -> str:
     """Everything recorded about why the graph exists, in full, for a tooltip."""
     blocks = [piece_text(g)] if g.split is not None else []
+    if g.frame is not None and g.split is None:
+        blocks.append(frame_text(g.frame, calls))
     if g.resumed_after is not None:
         blocks.append("This graph is the code after a graph break (Dynamo traced it as a "
                       "new frame):\n" + break_text(g.resumed_after))

@@ -14,12 +14,13 @@ import math
 
 from fusionviz.model.comms.collective_times import collective_times
 from fusionviz.model.comms.reorders import comm_names, moves, overlaps
+from fusionviz.model.comms.step_overlap import step_overlap, step_span_ok, union
 from fusionviz.model.names import Names
 from fusionviz.model.queries import graph_headline
 from fusionviz.model.report.eager_json import eager_json
 from fusionviz.model.report.extern_facts import facts_json
 from fusionviz.model.report.formatting import group, ms, number
-from fusionviz.model.report.graph_reasons import why_short
+from fusionviz.model.report.graph_reasons import step_calls, why_short
 from fusionviz.model.report.kernel_table import kernel_rows
 from fusionviz.model.report.ledger_table import ledger_rows
 from fusionviz.model.report.reorder_table import reorder_summary
@@ -53,8 +54,10 @@ def query_document(trace: Trace, path: str, *, sections=SECTIONS,
     ``kernels``, ``rounds`` and ``ledger`` named in ``sections``; ``graph`` keeps that
     graph (by index) only."""
     graphs = [g for g in trace.graphs if graph is None or g.index == graph]
+    calls = step_calls(trace)
     doc = {"schema": QUERY_SCHEMA, **trace_header(trace, path),
-           "graphs": [graph_row(g) for g in graphs], "eager": eager_json(trace)}
+           "graphs": [graph_row(g, calls.get(g.index)) for g in graphs],
+           "eager": eager_json(trace), "step": step_json(trace)}
     if "kernels" in sections:
         doc["kernels"] = [row for g in graphs for row in kernel_json(g, trace.env)]
     if "rounds" in sections:
@@ -64,9 +67,10 @@ def query_document(trace: Trace, path: str, *, sections=SECTIONS,
     return json_safe(doc)
 
 
-def graph_row(g: Graph) -> dict:
+def graph_row(g: Graph, calls: int | None = None) -> dict:
     """One graph: what it is, its headline numbers, and why it exists (graph-break and
-    recompile reasons, when the trace recorded them: empty lists and null otherwise)."""
+    recompile reasons, the code its frame starts at, when the trace recorded them: empty
+    lists and null otherwise); ``calls``: the profiled step's calls of it, when known."""
     return {
         "index": g.index,
         "compile_id": g.compile_id,
@@ -79,7 +83,9 @@ def graph_row(g: Graph) -> dict:
         "break_reasons": to_dict(list(g.break_reasons)),
         "recompile_reasons": list(g.recompile_reasons),
         "resumed_after": to_dict(g.resumed_after),
-        "why": why_short(g),
+        "frame": to_dict(g.frame),
+        "step_calls": calls,
+        "why": why_short(g, calls),
         "collectives": collective_json(g),
         "reorders": reorder_json(g),
         "comm_passes": [{"name": cp.name, "before": dict(cp.before), "after": dict(cp.after)}
@@ -87,6 +93,51 @@ def graph_row(g: Graph) -> dict:
         "warnings": list(g.warnings),
         "problems": graph_problems(g) + detail_problems(g),
     }
+
+
+def step_json(trace: Trace) -> dict | None:
+    """The rank's profiled train step (``Trace.step``; null when not recorded): its
+    window, each lane's spans summed up, the communication and how much of it the
+    compute hid (``comms.step_overlap``: null where no span was recorded), and each
+    collective with its bytes, time and the backward graphs it overlaps."""
+    step = trace.step
+    if step is None:
+        return None
+    spans = [s for s in step.spans if step_span_ok(s)]
+    lanes: dict[str, list] = {}
+    for s in spans:
+        lanes.setdefault(s.lane, []).append(s)
+    o = step_overlap(step)
+    out = {
+        "window": step.window, "duration_ms": step.duration_ms, "device": step.device,
+        "method": step.method, "note": step.note,
+        "lanes": [{
+            "lane": lane,
+            "spans": len(found),
+            "busy_ms": sum(b - a for a, b in union([(x.start_ms, x.end_ms) for x in found])),
+            "kinds": {k: sum(1 for x in found if x.kind == k)
+                      for k in dict.fromkeys(x.kind for x in found)},
+            "graph_calls": {str(i): sum(1 for x in found if x.graph == i)
+                            for i in dict.fromkeys(x.graph for x in found
+                                                   if x.graph is not None)},
+        } for lane, found in lanes.items()],
+        "clock": o.clock if o else None,
+        "compute_ms": o.compute_ms if o else None,
+        "communication_ms": o.communication_ms if o else None,
+        "hidden_ms": o.hidden_ms if o else None,
+        "behind_backward_ms": o.behind_backward_ms if o else None,
+        "exposed_ms": o.exposed_ms if o else None,
+        "collectives": [{
+            "name": c.span.name, "kind": c.span.kind, "lane": c.span.lane,
+            "bytes": c.span.bytes, "shape": list(c.span.shape), "dtype": c.span.dtype,
+            "backend": c.span.backend, "bucket": c.span.bucket,
+            "issue_ms": c.span.issue_ms, "start_ms": c.span.start_ms,
+            "end_ms": c.span.end_ms, "ms": c.ms, "hidden_ms": c.hidden_ms,
+            "exposed_ms": max(0.0, c.ms - c.hidden_ms), "backward_graphs": list(c.backward),
+            "behind_backward_ms": c.backward_ms,
+        } for c in (o.collectives if o else ())],
+    }
+    return out
 
 
 def timing_fields(g: Graph) -> dict:
@@ -224,6 +275,17 @@ def query_text(doc: dict) -> str:
         ((g["index"], g["kind"], g["compile_id"], g["nodes"], g["kernels"], g["rounds"],
           g["fusions"], ms(g["compiled_ms"]), ms(g["eager_ms"]), len(g["break_reasons"]),
           len(g["recompile_reasons"]), g["why"]) for g in doc["graphs"]))]
+    if doc.get("step") and doc["step"]["communication_ms"] is not None:
+        st = doc["step"]
+        parts += ["", f"train step ({st['window']}): {ms(st['duration_ms'])}, "
+                  f"communication {ms(st['communication_ms'])}, "
+                  f"{ms(st['behind_backward_ms'])} behind the backward, "
+                  f"{ms(st['exposed_ms'])} exposed", plain_text(
+                      ("collective", "bytes", "ms", "exposed ms", "backward graphs"),
+                      ((c["name"], number(c["bytes"]), number(c["ms"]),
+                        number(c["exposed_ms"]),
+                        ", ".join(map(str, c["backward_graphs"])) or "none")
+                       for c in st["collectives"]))]
     if "kernels" in doc:
         parts += ["", plain_text(
             ("graph", "kernel", "kind", "ms", "launches", "ops · module", "nodes"),

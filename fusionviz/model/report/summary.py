@@ -18,8 +18,10 @@ from fusionviz.model.report.formatting import (
 from fusionviz.model.report.graph_reasons import (
     break_label,
     first_line,
+    frame_label,
     short_break,
     short_guard,
+    step_calls,
 )
 from fusionviz.model.report.notices import graph_notices, trace_notices
 from fusionviz.model.report.reorder_table import reorder_summary
@@ -49,7 +51,7 @@ def header_lines(trace: Trace) -> list[str]:
     return lines
 
 
-def graph_lines(g: Graph) -> list[str]:
+def graph_lines(g: Graph, calls: int | None = None) -> list[str]:
     """What ``g`` is and did; after its times, its notices as the window's Notices pane
     words them (``graph_notices``: warnings, problems, timing notes, collective passes)."""
     t, s = g.timing, graph_summary(g)
@@ -61,7 +63,7 @@ def graph_lines(g: Graph) -> list[str]:
         f"{s['kernels']} kernels",
         f"  compile {g.compile_s:.2f} s (fusion {g.fusion_s:.3f} s); "
         f"{s['launches']} kernel launches per call",
-        *reason_lines(g),
+        *reason_lines(g, calls),
         *timing_lines(t, speed),
         *(f"  notice: {line}" for line in graph_notices(
             g, Problems(graph_problems(g), detail_problems(g)))),
@@ -83,11 +85,16 @@ def graph_lines(g: Graph) -> list[str]:
     return lines
 
 
-def reason_lines(g: Graph) -> list[str]:
+def reason_lines(g: Graph, calls: int | None = None) -> list[str]:
     """Why the graph exists: the break its frame resumes after, the failed guards that
     recompiled it, and the break(s) it ends at (file:line, source line, Dynamo's reason);
-    first, the piece of a split frame it is."""
+    first, the piece of a split frame it is, or the code its frame starts at (``calls``:
+    the profiled step's calls of the graph, when known)."""
     lines = [f"  {split_text(g.split)}"] if g.split is not None else []
+    f = g.frame if g.split is None else None
+    if f is not None:
+        at = f"{f.file}:{f.line}" + (f", called from {f.caller}" if f.caller else "")
+        lines += [f"  {frame_label(f, calls)}", f"      starts at {at}"]
     if g.resumed_after is not None:
         lines.append(f"  after graph break: {break_label(g.resumed_after)} "
                      "(this graph is the code after it)")
@@ -196,9 +203,10 @@ def summary_text(trace: Trace, *, rounds: bool = False) -> str:
         lines += ["", *step]
     if not trace.graphs:
         lines.append("no compiled graphs were recorded")
+    calls = step_calls(trace)
     for g in trace.graphs:
         lines.append("")
-        lines += graph_lines(g)
+        lines += graph_lines(g, calls.get(g.index))
         if rounds:
             for r in g.rounds:
                 lines += round_lines(r)
