@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from fusionviz.model.lazy import lazy_fields
 
 FORMAT = "fusionviz-trace"
-VERSION = 2  # 2: JSON Lines, the bulk in part lines after the core (tracefile.parts)
+# 2: JSON Lines, the bulk in part lines after the core (tracefile.parts); 3: the same
+# lines in columns, with one table of strings (tracefile.columns): a third of the size
+VERSION = 3
 
 Group = tuple[str, ...]
 

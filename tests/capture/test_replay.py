@@ -98,7 +98,8 @@ def test_a_graph_that_cannot_be_replayed_says_why(captured, tmp_path, capsys):
     assert not (tmp_path / "y.json.gz").exists()
     assert main(["replay", str(captured), "--graph", "7", "-o", str(tmp_path / "z")]) == 3
     doc = json.loads(gzip.decompress(captured.read_bytes()).split(b"\n")[0])
-    assert doc["graphs"][0]["replay"]["inputs"][0]["dtype"] == "float32"
+    graphs = doc["graphs"]["v"]  # format 3: the graphs' fields in columns
+    assert graphs["replay"][0]["inputs"][0]["dtype"] == "float32"
 
 
 def test_a_graph_of_dynamic_shapes_says_it_cannot_be_replayed(tmp_path, capsys):

@@ -72,18 +72,24 @@ def _check(path: Path) -> str:
     return "opened lazily"
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name.split(".")[0])
-def test_mutated_traces_load_or_are_refused_with_a_trace_error(source, tmp_path):
-    outcomes: dict[str, int] = {}
-    for seed in range(CASES):
-        path, what = mutant(source, seed, tmp_path)
+def fuzz(source: Path, cases: int, folder: Path, outcomes: dict[str, int]) -> None:
+    """Cases 0 to ``cases`` of ``source``, each counted in ``outcomes`` by how it fared;
+    any exception but TraceError fails, naming the case."""
+    for seed in range(cases):
+        path, what = mutant(source, seed, folder)
         try:
             outcome = _check(path)
         except Exception as e:  # the failure names the case
-            raise AssertionError(f"{source.name} seed {seed} ({what}): "
+            raise AssertionError(f"{source} seed {seed} ({what}): "
                                  f"{type(e).__name__}: {e}") from e
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
         path.unlink()
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name.split(".")[0])
+def test_mutated_traces_load_or_are_refused_with_a_trace_error(source, tmp_path):
+    outcomes: dict[str, int] = {}
+    fuzz(source, CASES, tmp_path, outcomes)
     assert outcomes.get("refused", 0) > CASES // 10, outcomes  # the mutations do bite
 
 

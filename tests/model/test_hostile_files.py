@@ -51,7 +51,7 @@ def test_deep_nesting_inside_a_part_line_is_a_trace_error_naming_the_file(saved,
 def test_an_integer_of_thousands_of_digits_is_refused(saved, tmp_path):
     core = json.loads(_lines(saved)[0])
     huge = tmp_path / "huge.json"
-    text = json.dumps(core).replace('"index": 0', '"index": ' + "9" * 5000, 1)
+    text = json.dumps(core).replace('"version": 3', '"version": ' + "9" * 5000, 1)
     huge.write_bytes(b"\n".join([text.encode(), *_lines(saved)[1:]]) + b"\n")
     with pytest.raises(TraceError, match=r"huge\.json: not a fusionviz trace \(invalid JSON"):
         load_trace(huge)
@@ -85,11 +85,29 @@ def test_a_fifo_is_refused_at_once_instead_of_blocking(tmp_path):
     assert result["error"].endswith("pipe.json: not a regular file")
 
 
-def test_a_failing_lazy_field_fails_the_same_way_again_and_spares_its_neighbours(saved, tmp_path):
-    lines = _lines(saved)
-    details = json.loads(lines[1])  # the first chunk: [reads, writes, origins] per node
-    details[3][0] = [{"buffer": 5, "bytes": "many"}]  # node 3's reads: wrong types
-    lines[1] = json.dumps(details).encode()
+@pytest.fixture(scope="module")
+def saved2(tmp_path_factory):
+    p = tmp_path_factory.mktemp("hostile2") / "t.json"
+    save_trace(TRACE, p, version=2)
+    return p
+
+
+def _node3_reads_of_wrong_types(lines: list[bytes], version: int) -> bytes:
+    details = json.loads(lines[1])  # the first chunk of node details
+    if version == 2:  # [reads, writes, origins] per node
+        details[3][0] = [{"buffer": 5, "bytes": "many"}]  # node 3's reads: wrong types
+    else:  # [reads, writes, origins], each a column: {"n": lengths, "v": the items}
+        reads = details[0]
+        assert reads["n"][3] > 0
+        reads["v"]["bytes"][sum(reads["n"][:3])] = "many"  # node 3's first read
+    return json.dumps(details).encode()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_failing_lazy_field_fails_the_same_way_again_and_spares_its_neighbours(
+        saved, saved2, tmp_path, version):
+    lines = _lines(saved if version == 3 else saved2)
+    lines[1] = _node3_reads_of_wrong_types(lines, version)
     bad = tmp_path / "one_bad.json"
     bad.write_bytes(b"\n".join(lines) + b"\n")
     trace = load_trace(bad, lazy=True)
@@ -155,17 +173,26 @@ def test_a_truncated_gzip_opens_as_far_as_it_goes(saved, tmp_path):
         trace.graphs[0].rounds[-1].verdicts  # noqa: B018 (cut: the last line is partial)
 
 
-def test_numbers_beyond_64_bits_load_alike_eager_and_lazy_or_are_refused(saved, tmp_path):
-    lines = _lines(saved)
+@pytest.mark.parametrize("version", [2, 3])
+def test_numbers_beyond_64_bits_load_alike_eager_and_lazy_or_are_refused(saved, saved2,
+                                                                        tmp_path, version):
+    lines = _lines(saved if version == 3 else saved2)
     details = json.loads(lines[1])
-    details[0][0] = [{"buffer": "b", "bytes": 2**70, "dep": "MemoryDep"}]
+    if version == 2:
+        details[0][0] = [{"buffer": "b", "bytes": 2**70, "dep": "MemoryDep"}]
+    else:
+        assert details[0]["n"][0] > 0
+        details[0]["v"]["bytes"][0] = 2**70  # node 0's first read
     big = tmp_path / "big_int.json"
     big.write_bytes(b"\n".join([lines[0], json.dumps(details).encode(), *lines[2:]]) + b"\n")
     eager = load_trace(big).graphs[0].nodes[0].reads
     lazy_reads = load_trace(big, lazy=True).graphs[0].nodes[0].reads
     assert eager == lazy_reads and lazy_reads[0].bytes == 2**70  # an int, both ways
     core = json.loads(lines[0])
-    core["graphs"][0]["kernels"][0]["ms"] = 10**400  # no float holds it
+    if version == 2:
+        core["graphs"][0]["kernels"][0]["ms"] = 10**400  # no float holds it
+    else:
+        core["graphs"]["v"]["kernels"]["v"]["ms"][0] = 10**400
     huge = tmp_path / "huge_time.json"
     huge.write_bytes(b"\n".join([json.dumps(core).encode(), *lines[1:]]) + b"\n")
     for lazy in (False, True):

@@ -39,7 +39,7 @@ def test_every_committed_trace_loads_and_round_trips(path, tmp_path):
 
 def test_version_1_fixture_still_loads():
     trace = load_trace(DATA / "v1_cpu_mlp_block.json.gz", strict=True)
-    assert trace.version == VERSION == 2 and [g.kind for g in trace.graphs] == ["forward", "backward"]
+    assert trace.version == VERSION == 3 and [g.kind for g in trace.graphs] == ["forward", "backward"]
 
 
 @pytest.mark.parametrize("lazy", [False, True])
@@ -52,6 +52,17 @@ def test_version_2_fixture_still_loads_and_holds_the_same_trace_as_version_1(laz
     trace = load_trace(path, lazy=lazy)
     assert trace == load_trace(DATA / "v1_cpu_mlp_block.json.gz", strict=True)
     assert sum(len(r.candidates) for g in trace.graphs for r in g.rounds) > 0
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_version_3_fixture_still_loads_and_holds_the_same_trace_as_version_1(lazy):
+    """A frozen file in format 3 (the lines in columns, one table of strings)."""
+    path = DATA / "v3_cpu_mlp_block.json.gz"
+    lines = gzip.decompress(path.read_bytes()).splitlines()
+    core = json.loads(lines[0])
+    assert core["version"] == 3 and core["parts"]["columns"] == 1 and core["strings"]
+    assert load_trace(path, lazy=lazy) == load_trace(DATA / "v1_cpu_mlp_block.json.gz",
+                                                     strict=True)
 
 
 def _write(tmp_path, data, name="bad.json") -> Path:

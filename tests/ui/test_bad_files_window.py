@@ -50,10 +50,11 @@ def missing_part_lines(folder: Path) -> Path:
 
 def malformed_part(folder: Path) -> Path:
     lines = _lines(folder)
-    details = json.loads(lines[1])
-    details[5][0] = [{"buffer": 5, "bytes": "many"}]  # op5's reads
+    details = json.loads(lines[1])  # reads, writes, origins: a column each (format 3)
+    reads = details[0]
+    reads["v"]["bytes"][sum(reads["n"][:5])] = "many"  # op5's first read
     lines[1] = json.dumps(details).encode()
-    lines[3] = b'[{"rank": "first"}]'  # round 1's candidates
+    lines[3] = b'{"n": [1], "v": {"plain": [{"rank": "first"}]}}'  # round 1's candidates
     lines[6] = b"{not json"  # round 2's verdicts
     return _write(folder / "malformed_part.json", lines)
 
@@ -72,7 +73,7 @@ def deep_nesting_in_a_part(folder: Path) -> Path:
 
 def huge_int(folder: Path) -> Path:
     lines = _lines(folder)
-    lines[0] = lines[0].replace(b'"index":0', b'"index":' + b"9" * 5000, 1)
+    lines[0] = lines[0].replace(b'"version":3', b'"version":' + b"9" * 5000, 1)
     return _write(folder / "huge_int.json", lines)
 
 

@@ -15,10 +15,13 @@ def _damaged(tmp_path):
     path = tmp_path / "damaged.json"
     save_trace(TRACE, path)
     lines = path.read_bytes().splitlines()
-    details = json.loads(lines[1])
-    details[5][0] = [{"buffer": 5, "bytes": "many"}]  # op5's reads: wrong types
+    details = json.loads(lines[1])  # reads, writes, origins: a column each (format 3)
+    reads = details[0]
+    assert reads["n"][5]
+    reads["v"]["bytes"][sum(reads["n"][:5])] = "many"  # op5's first read: wrong type
     lines[1] = json.dumps(details).encode()
-    lines[3] = b'[{"rank": "first"}]'  # round 1's candidates: not candidates
+    # round 1's candidates: not candidates (a column of values kept as they are)
+    lines[3] = b'{"n": [1], "v": {"plain": [{"rank": "first"}]}}'
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
 

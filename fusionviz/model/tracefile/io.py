@@ -1,10 +1,11 @@
 """Read and write traces: JSON Lines (optionally gzip), versioned, atomic, never pickle.
 
 ``save_trace`` writes the core of a trace on one line and its bulk on part lines
-(``parts``). ``load_trace`` checks the format name and version, upgrades old
-versions through ``migrations``, and builds the frozen dataclasses of ``trace`` field
-by field (``build``), so a malformed file fails with a message that names the
-file and the bad field; with ``lazy`` it parses and builds the bulk only when read.
+(``parts``), in columns with one table of strings (format 3, ``columns``).
+``load_trace`` checks the format name and version, upgrades old versions through
+``migrations``, and builds the frozen dataclasses of ``trace`` field by field
+(``build``), so a malformed file fails with a message that names the file and the bad
+field; with ``lazy`` it parses and builds the bulk only when read.
 """
 
 from __future__ import annotations
@@ -34,9 +35,16 @@ except ImportError:  # pragma: no cover (installed in the dev environment)
 
 
 
-def save_trace(trace: Trace, path: str | os.PathLike) -> None:
-    """Write ``trace`` atomically (temp file + rename); ``.gz`` paths are gzipped."""
-    _write(Path(path), trace_parts.encode(to_dict(trace), trace_parts.dumps_stdlib))
+def save_trace(trace: Trace, path: str | os.PathLike, *, version: int = VERSION) -> None:
+    """Write ``trace`` atomically (temp file + rename); ``.gz`` paths are gzipped.
+
+    ``version``: 3 (columns, ``tracefile.columns``) or 2 (records), for a reader that
+    knows version 2 only; the data is the same."""
+    if version not in (2, 3):
+        raise ValueError(f"cannot write trace version {version} (2 or 3)")
+    data = to_dict(trace)
+    data["version"] = version
+    _write(Path(path), trace_parts.encode(data, trace_parts.dumps_stdlib, version=version))
 
 
 def read_script(path: str | os.PathLike) -> Script:
@@ -51,7 +59,8 @@ def read_script(path: str | os.PathLike) -> Script:
         core = json.loads(text[:text.find(b"\n")] if b"\n" in text else text)
         if not isinstance(core, dict) or "parts" not in core:
             raise TraceError("no core line")
-        core = {k: v for k, v in core.items() if k not in ("parts", "graphs")}
+        core = {k: v for k, v in core.items()  # (version 3: entries are in columns)
+                if k not in ("parts", "graphs", "entries", "strings")}
         return trace_from_dict(core).script
     except (ValueError, TypeError, ArithmeticError) as e:
         raise TraceError(f"{path}: no readable core line: {e}") from e

@@ -17,7 +17,13 @@ def _same_data(data: dict) -> dict:
     return data
 
 
-STEPS: dict[int, Callable[[dict], dict]] = {1: _same_data}
+def _same_records(data: dict) -> dict:
+    """2 -> 3: the lines are written in columns with a table of strings
+    (``tracefile.columns``), decoded as they are read; the data is unchanged."""
+    return data
+
+
+STEPS: dict[int, Callable[[dict], dict]] = {1: _same_data, 2: _same_records}
 
 
 def upgrade(data: dict, version: int) -> dict:

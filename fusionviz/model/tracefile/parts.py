@@ -1,11 +1,21 @@
 """The file layout of a trace: one JSON line for the core, then one per bulky part.
 
 A trace file (version 2 on) is JSON Lines. Line 1 is the trace without its bulk:
-nodes without reads/writes/origins, rounds without their candidates and verdicts. Then, graph by graph, the nodes' details in lines of ``chunk`` nodes (each a
-list of ``[reads, writes, origins]``), and for every round one line per field of
-``ROUND_PARTS``. A lazy load parses line 1 only (under half of a big trace's bytes) and
-each other line when a field in it is first read; an eager load puts every part back
-in place. A single JSON document (version 1, or a hand-written trace) still loads.
+nodes without reads/writes/origins, rounds without their candidates and verdicts.
+Then, graph by graph, the nodes' details in lines of ``chunk`` nodes, and for every
+round one line per field of ``ROUND_PARTS``. A lazy load parses line 1 only and each
+other line when a field in it is first read; an eager load puts every part back in
+place. A single JSON document (version 1, or a hand-written trace) still loads.
+
+Version 3 (``columns``) writes the same lines in columns with one table of strings
+(``tracefile.columns``): the core's graphs and entries, each details line (the
+``[reads, writes, origins]`` of its nodes, a column each) and each round line. The
+table is the core line's ``strings``; the core's ``parts`` says ``"columns": 1``, and
+in ``"code"`` the graphs whose replay code has its numbered names written as
+differences (``columns.encode_code``). A
+line is decoded when it is parsed, into the JSON a version-2 file holds there, so the
+builders read both alike. Version 2 writes a node's details as a list of
+``[reads, writes, origins]`` and the rest as plain JSON records.
 """
 
 from __future__ import annotations
@@ -15,28 +25,78 @@ from collections.abc import Callable
 
 from fusionviz.model.errors import TraceError
 from fusionviz.model.lazy import Part
+from fusionviz.model.trace import Access, Candidate, Entry, Graph, Origin, Verdict
+from fusionviz.model.tracefile import columns
 
 NODE_PARTS = ("reads", "writes", "origins")
 OPTIONAL_NODE_FIELDS = ("collective", "extern_call")  # left out of the core where None
 ROUND_PARTS = ("candidates", "verdicts")  # groups stay in the core: every step reads them
 CHUNK = 1000  # nodes per line of details: each line parses in a few milliseconds
+# Version 3: the types of the columns of a details line, of a round line, of the core
+DETAILS = (tuple[Access, ...], tuple[Access, ...], tuple[Origin, ...])
+ROUND_TYPES = {"candidates": tuple[Candidate, ...], "verdicts": tuple[Verdict, ...]}
+CORE_COLUMNS = {"graphs": tuple[Graph, ...], "entries": tuple[Entry, ...]}
 
 
-def encode(data: dict, dumps: Callable[[object], bytes]) -> bytes:
-    """The lines of trace dict ``data`` (consumed: its bulk moves to the part lines)."""
+def encode(data: dict, dumps: Callable[[object], bytes], *, version: int = 3) -> bytes:
+    """The lines of trace dict ``data`` (consumed: its bulk moves to the part lines),
+    in columns (version 3) or as records (version 2)."""
+    strings = columns.Strings() if version >= 3 else None
     lines = []
     for graph in data.get("graphs", ()):
         details = []
         for node in graph.get("nodes", ()):
             details.append([node.pop(k, []) for k in NODE_PARTS])
-            for key in OPTIONAL_NODE_FIELDS:  # most nodes have neither: read back as None
-                if node.get(key, 0) is None:
-                    del node[key]
-        lines += [dumps(details[i:i + CHUNK]) for i in range(0, len(details), CHUNK)]
+            if strings is None:
+                for key in OPTIONAL_NODE_FIELDS:  # most have neither: read back as None
+                    if node.get(key, 0) is None:
+                        del node[key]
+        for i in range(0, len(details), CHUNK):
+            rows = details[i:i + CHUNK]
+            lines.append(dumps(rows if strings is None else [
+                columns.encode(tp, [row[k] for row in rows], strings)
+                for k, tp in enumerate(DETAILS)]))
         for rnd in graph.get("rounds", ()):
-            lines += [dumps(rnd.pop(k, [])) for k in ROUND_PARTS]
+            for k in ROUND_PARTS:
+                value = rnd.pop(k, [])
+                lines.append(dumps(value if strings is None else
+                                   columns.encode(ROUND_TYPES[k], [value], strings)))
     data["parts"] = {"chunk": CHUNK, "lines": len(lines)}
+    if strings is not None:
+        data["parts"]["code"] = _encode_code(data.get("graphs", ()))
+        for key, tp in CORE_COLUMNS.items():
+            if key in data:
+                data[key] = columns.encode(tp, [data[key]], strings)
+        data["parts"]["columns"] = 1
+        data["strings"] = strings.table()
     return b"\n".join([dumps(data), *lines]) + b"\n"
+
+
+def _encode_code(graphs: list) -> list[int]:
+    """Each graph's replay code with its numbered names written as differences
+    (``columns.encode_code``), in place; the indices of the graphs whose code is so."""
+    coded = []
+    for i, graph in enumerate(graphs):
+        replay = graph.get("replay")
+        if type(replay) is dict and type(replay.get("code")) is str:
+            code = columns.encode_code(replay["code"])
+            if code is not None:
+                graph["replay"] = {**replay, "code": code}
+                coded.append(i)
+    return coded
+
+
+def _decode_code(graphs: list, coded: object) -> None:
+    """The replay code of graphs ``coded`` (``_encode_code``) read back, in place."""
+    if type(coded) is not list or (coded and set(map(type, coded)) != {int}) \
+            or len(set(coded)) != len(coded):
+        raise TraceError("its list of graphs with coded replay code is not a list of "
+                         "distinct indices")
+    for i in coded:
+        replay = graphs[i].get("replay") if 0 <= i < len(graphs) else None
+        if type(replay) is not dict or type(replay.get("code")) is not str:
+            raise TraceError(f"graph {i} has no replay code to read")
+        replay["code"] = columns.decode_code(replay["code"])
 
 
 def split(raw: bytes, parse: Callable[[bytes], object],
@@ -51,12 +111,14 @@ def split(raw: bytes, parse: Callable[[bytes], object],
         except (ValueError, UnicodeDecodeError):
             core = None  # e.g. indented JSON: its first line is not a document
         if isinstance(core, dict) and "parts" in core:
-            return core, PartStore(raw[end + 1:].split(b"\n"), core.pop("parts"), parse,
-                                   partial, described_by=end)
+            store = PartStore(raw[end + 1:].split(b"\n"), core.pop("parts"), parse,
+                              partial, described_by=end)
+            return store.decode_core(core), store
     doc = parse(raw)
     if isinstance(doc, dict) and "parts" in doc:  # a core line cut before its newline:
-        return doc, PartStore([], doc.pop("parts"), parse, partial,  # its parts are missing
-                              described_by=len(raw))
+        store = PartStore([], doc.pop("parts"), parse, partial,  # its parts are missing
+                          described_by=len(raw))
+        return store.decode_core(doc), store
     return doc, None
 
 
@@ -81,6 +143,10 @@ class PartStore:
                 or len(lines) > expected or (len(lines) < expected and not partial):
             raise TraceError(f"the file's parts are incomplete: {len(lines)} lines of "
                              f"{expected if expected is not None else '?'}")
+        self.columns = layout.get("columns") == 1  # version 3: lines in columns
+        self.coded = layout.get("code", [])  # version 3: graphs whose replay code is coded
+        self.table: list[str] = []  # version 3: the file's strings
+        self._kinds: list[object] = [None] * expected  # version 3: what each line holds
         self.present = len(lines)  # a cut file: the lines after these are missing
         self.missing = expected - len(lines)
         lines = [*lines, *([None] * self.missing)]
@@ -94,6 +160,24 @@ class PartStore:
         # build._SHARED): the core's and every lazily built part's.
         self.shared: dict[tuple, tuple] = {}
         self.source = ""  # the file's path, for errors raised when a part is read
+
+    def decode_core(self, core: dict) -> dict:
+        """``core`` with its columns (version 3) decoded, its table of strings kept
+        for the part lines; TraceError when they are not such columns."""
+        if not self.columns:
+            return core
+        self.table = columns.table(core.pop("strings", None))
+        try:
+            for key, tp in CORE_COLUMNS.items():
+                if key in core:
+                    core[key] = columns.decode(tp, core[key], 1, self.table)[0]
+            graphs = core.get("graphs")
+            if type(graphs) is not list or not all(type(g) is dict for g in graphs):
+                raise TraceError("its graphs are not records")
+            _decode_code(graphs, self.coded)
+        except TraceError as e:
+            raise TraceError(f"the core line's columns: {e}") from None
+        return core
 
     def parsed(self, line: int, reference: bool = False) -> object:
         if reference:  # json's reading (an eager load's fallback), not cached
@@ -118,14 +202,34 @@ class PartStore:
         if text is None:
             raise TraceError(f"part line {line + 2} of the file was already let go")
         try:
-            return parse(text)
+            value = parse(text)
         except (ValueError, UnicodeDecodeError) as e:
             message = f"part line {line + 2} of the file is not JSON: {e}"
         except RecursionError:
             message = f"part line {line + 2} of the file is nested too deeply"
+        else:
+            if not self.columns:
+                return value
+            try:
+                return self._decode(line, value)
+            except TraceError as e:
+                message = f"part line {line + 2} of the file: {e}"
         # raised outside the handler: the JSON error holds the whole line (its .doc),
         # and each field that failed keeps its error
         raise TraceError(message)
+
+    def _decode(self, line: int, value: object) -> object:
+        """Part ``line`` of a version-3 file, as a version-2 file holds it."""
+        kind = self._kinds[line]
+        if isinstance(kind, int):  # a details line of ``kind`` nodes
+            if type(value) is not list or len(value) != len(DETAILS):
+                raise TraceError(f"a details line is not {len(DETAILS)} columns")
+            cols = [columns.decode(tp, col, kind, self.table)
+                    for tp, col in zip(DETAILS, value, strict=True)]
+            return [list(row) for row in zip(*cols, strict=True)]
+        if kind in ROUND_TYPES:
+            return columns.decode(ROUND_TYPES[kind], value, 1, self.table)[0]
+        raise TraceError("the line is not one the core line names")  # pragma: no cover
 
     def get(self, line: int, path: tuple[int, ...], reference: bool = False) -> object:
         """The value at ``path`` in part ``line`` (for a lazy field: see ``Part``);
@@ -155,6 +259,7 @@ class PartStore:
             for graph in core.get("graphs", ()):
                 nodes = graph.get("nodes", ())
                 for start in range(0, len(nodes), self.chunk):
+                    self._kinds[line] = len(nodes[start:start + self.chunk])
                     chunk = None if lazy else self.parsed(line)
                     for i, node in enumerate(nodes[start:start + self.chunk]):
                         for k, name in enumerate(NODE_PARTS):
@@ -164,6 +269,7 @@ class PartStore:
                     line += 1
                 for rnd in graph.get("rounds", ()):
                     for name in ROUND_PARTS:
+                        self._kinds[line] = name
                         rnd[name] = Part(self, line) if lazy else self.parsed(line)
                         self._uses[line] = 1
                         line += 1
