@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMessageBox
 
 from fusionviz.model.synthetic import synthetic_trace
@@ -35,6 +35,18 @@ def isolated_settings(tmp_path_factory, monkeypatch):
     QCoreApplication.setOrganizationName("fusionviz-tests")
     QCoreApplication.setApplicationName("fusionviz-tests")
     yield folder
+
+
+@pytest.fixture(autouse=True)
+def no_window_of_an_earlier_test():
+    """pytest-qt closes a test's widgets and deletes them later, but outside an event
+    loop that never comes until a test waits (qtbot.waitUntil, waitSignal): a dialog
+    the window had open (Why not fused?, an error box) stays on screen meanwhile. A
+    test run after it on the same worker then sends its mouse to that dialog, not to
+    its own window (a hover test's tooltip never came under two test workers). The
+    deletions are done before each test."""
+    if QCoreApplication.instance() is not None:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 MODAL = ((QDialog, "exec"), (QMessageBox, "exec"), (QMessageBox, "question"),

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPointF, QRectF
-from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter
+from PySide6.QtCore import QPoint, QPointF, QRectF
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QKeySequence, QPainter
 from PySide6.QtWidgets import QToolTip
 
 from fusionviz.ui.graph.decor import box_tooltip
@@ -178,18 +178,32 @@ def test_a_trace_without_eager_figures_shows_no_tint(bert, name):
         assert not view.tint.legend.isVisible()
 
 
+def hover(qtbot, view, at: QPointF) -> None:
+    """The mouse onto scene point ``at`` (centred first), as a user brings it there: from
+    elsewhere on the view (a cursor already on the spot sends no move), onto the view's
+    own window (another window over the spot, a dialog an earlier test left up, would
+    get the move)."""
+    view.centerOn(at)
+    pos = view.mapFromScene(at)
+    spot = view.viewport().mapToGlobal(pos)
+    over = [w.objectName() for w in QGuiApplication.topLevelWindows()
+            if w.isExposed() and w is not view.window().windowHandle()
+            and w.geometry().contains(spot)]
+    assert not over, f"other windows over the point hovered: {over}"
+    assert pos != QPoint(1, 1)
+    qtbot.mouseMove(view.viewport(), QPoint(1, 1))
+    qtbot.mouseMove(view.viewport(), pos)
+
+
 def test_hovering_a_tinted_box_or_frame_title_shows_its_figures(bert, qtbot):
     view = bert.graph_view
     assert view.show_module("encoder.layer.3.attention.self")
     view.resetTransform()
     key = SELF.format(3)
-    view.centerOn(view.visible_pos(key))
-    qtbot.mouseMove(view.viewport(), view.mapFromScene(view.visible_pos(key)))
-    qtbot.waitUntil(lambda: "vs eager:" in QToolTip.text(), timeout=5000)  # loaded: late
-    assert "slower" in QToolTip.text()
+    hover(qtbot, view, view.visible_pos(key))
+    qtbot.waitUntil(lambda: "vs eager:" in QToolTip.text(), timeout=2000)
+    assert "encoder.layer.3.attention.self" in QToolTip.text() and "slower" in QToolTip.text()
     r = view.tint.marks["encoder.layer.3.attention"].rect
-    title = QPointF(r.left() + 10, r.top() + 8)
-    view.centerOn(title)
-    qtbot.mouseMove(view.viewport(), view.mapFromScene(title))
-    qtbot.waitUntil(lambda: "slower than eager" in QToolTip.text(), timeout=5000)
+    hover(qtbot, view, QPointF(r.left() + 10, r.top() + 8))  # the frame's title bar
+    qtbot.waitUntil(lambda: "slower than eager" in QToolTip.text(), timeout=2000)
     assert "encoder.layer.3.attention (BertAttention)" in QToolTip.text()

@@ -23,4 +23,4 @@ if __name__ == "__main__":
         f.write(str(os.getpid()))
     if how == "crash" and rank == 1:
         raise RuntimeError("rank 1 fails on purpose")
-    time.sleep(120)
+    time.sleep(600)  # far past any test's bound: a wait for it shows
