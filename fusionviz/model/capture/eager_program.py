@@ -375,9 +375,12 @@ def _batch_short_calls(sides: list[_Side]) -> list[str]:
     for side in sides:
         if side.backward_ok or side.error:
             continue
-        for _ in range(PROBE_CALLS):  # the fastest of a few: one preempted call (another
-            side.step()  # process on the cores) would leave a short call unbatched
-            if min(side.fwd) < BATCH_BELOW_MS or sum(side.fwd) > PROBE_MS:
+        # the fastest of 3 calls (of 5 while none is short): one preempted call (another
+        # process on the cores) would leave a short call unbatched, and a slow first one
+        # would make its batches small, each sample then carrying more of its cold call
+        for k in range(1, PROBE_CALLS + 1):
+            side.step()
+            if (k >= 3 and min(side.fwd) < BATCH_BELOW_MS) or sum(side.fwd) > PROBE_MS:
                 break
         ms = min(side.fwd, default=BATCH_BELOW_MS)
         side.fwd.clear()
