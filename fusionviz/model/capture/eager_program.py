@@ -146,7 +146,7 @@ class _Side:
         if record:
             self.fwd.append((t1 - t0) * 1e3 / self.batch)
             self.faults["fwd"].append((f1 - f0) / self.batch)
-            if self.repeat:
+            if self.repeat:  # (a side without a backward: nothing follows)
                 del out  # freed first, as a loop of the call frees it
                 self.repeated.append(self._again(args, kwargs))
                 return

@@ -133,13 +133,14 @@ class Explained:
 
     def marks(self) -> list[tuple[str, str]]:
         """(mark, why) for the figures not to be read as the program's exact cost."""
+        busy, memory, caches = self.busy, self.memory, self.caches  # each computed once
         out = []
-        if self.busy:
-            out.append(("uncertain", f"{self.busy}; wall times are not this program's cost"))
-        if self.memory:
-            out.append(("approximate", self.memory))
-        if self.caches:
-            out.append(("cache-sensitive", self.caches))
+        if busy:
+            out.append(("uncertain", f"{busy}; wall times are not this program's cost"))
+        if memory:
+            out.append(("approximate", memory))
+        if caches:
+            out.append(("cache-sensitive", caches))
         return out
 
     def headline(self) -> str:
