@@ -176,10 +176,13 @@ def read_run(row: dict, work: Path, tag: str) -> dict:
     # "uncertain": fusionviz says other processes kept cores busy while it timed
     ex = explain(loaded_trace, e)
     # "approximate": the calls touched fresh memory, paying page faults (fusionviz says);
-    # "cache-sensitive": the call right after itself reads another time (fusionviz says)
+    # "cache-sensitive": the call right after itself reads another time (fusionviz says);
+    # "approximate" too: a call on memory given back to the OS is much slower (the range)
     row.update(v=v, frames=len(e.compile_ids), loadavg=e.load.get("loadavg_1m"),
                uncertain=bool(ex.busy),
                faulting={side for part, side in ex.faulting if part == "forward"},
+               fresh={side: (a, b) for (part, side), (a, b, _) in ex.fresh_sensitive.items()
+                      if part == "forward"},
                cached={side for part, side in ex.cache_sensitive if part == "forward"})
     return row
 
@@ -190,10 +193,31 @@ def verdict(row: dict) -> str:
 
 
 def marked(row: dict, side: str) -> bool:
-    """Flagged for the user: the figure is noisy, approximate (page faults) or
-    cache-sensitive, or the entry is uncertain."""
+    """Flagged for the user: the figure is noisy, approximate (page faults, paid or
+    on fresh memory) or cache-sensitive, or the entry is uncertain."""
     return (getattr(row["v"], side).noisy or bool(row.get("uncertain"))
-            or side in row.get("faulting", ()) or side in row.get("cached", ()))
+            or side in row.get("faulting", ()) or side in row.get("cached", ())
+            or side in row.get("fresh", ()))
+
+
+def fresh_lines(ok: list[dict]) -> list[str]:
+    """The figures fusionviz says depend on the allocator (as measured .. on fresh
+    memory): is every timeit of them (before and after the capture) inside that range,
+    widened by ``CLOSE``? The mark is a claim that can be checked."""
+    figs = [(r, s) for r in ok for s in r.get("fresh", {})]
+    if not figs:
+        return ["fresh-memory marks: none"]
+    misses = []
+    for r, s in figs:
+        lo, hi = r["fresh"][s]
+        refs = [r[k][f"{s}_ms"] for k in ("timeit0", "timeit") if k in r]
+        if not all(lo * (1 - CLOSE) <= ref <= hi * (1 + CLOSE) for ref in refs):
+            misses.append(f"  timeit outside the stated range: {r['script']} run {r['run']} "
+                          f"{s}: {lo:.3f}..{hi:.3f} ms, timeit "
+                          + "/".join(f"{x:.3f}" for x in refs))
+    return [f"fresh-memory marks (the call's cost depends on the allocator): {len(figs)} "
+            f"figures; every timeit inside the stated range (± {CLOSE:.0%}): "
+            f"{len(figs) - len(misses)} of {len(figs)}", *misses]
 
 
 def ratios(row: dict, side: str) -> tuple[float, float]:
@@ -264,6 +288,7 @@ def row_text(r: dict) -> str:
         f, ref, (rm, rq) = getattr(r["v"], side), r["timeit"][f"{side}_ms"], ratios(r, side)
         flag = ("U" if r.get("uncertain") else "Y" if f.noisy else
                 "F" if side in r.get("faulting", ()) else
+                "M" if side in r.get("fresh", ()) else
                 "C" if side in r.get("cached", ()) else "-")
         out += (f"{f.median:9.3f} {f.q1:8.3f} {flag:>2} {ref:8.3f} "
                 f"{rm:5.2f} {rq:5.2f} | ")
@@ -308,6 +333,7 @@ def summary(rows: list[dict], runs: int) -> list[str]:
                f"{miss} 'within noise' or 'uncertain'")
     flips = sum(ln.startswith("SIGN FLIP") for ln in out)
     out += band_lines(ok)
+    out += fresh_lines(ok)
     return out + [f"scripts whose verdict flipped between their {runs} runs: {flips}"]
 
 
@@ -348,7 +374,8 @@ def main() -> int:
             "command: " + shlex.join([Path(sys.executable).name, *sys.argv]),
             "ratios: fusionviz median (r.med) and q1 (r.q1) over timeit's median; nz: "
             "noisy (U: the entry says uncertain: other processes kept cores busy; F: "
-            "approximate: the calls paid page faults for fresh memory; C: cache-sensitive: "
+            "approximate: the calls paid page faults for fresh memory; M: approximate: a "
+            "call on memory given back to the OS runs over 20% slower; C: cache-sensitive: "
             "the call right after itself reads over 20% apart); x fv / x ti: "
             "speedups; fr: Dynamo frames of the entry; loadavg: "
             "recorded by the capture; waited: for other processes to go quiet before the run; "

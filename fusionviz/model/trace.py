@@ -449,6 +449,10 @@ class Samples:
     # CPU, a call without a backward: the same call again right after itself on the same
     # inputs (caches warm, as a loop of it alone runs), one per wall sample
     repeated: tuple[float, ...] = ()
+    # CPU, forward: calls each right after the allocator gave its free memory back to
+    # the OS (every page they touch faults in), and their page faults per call (median)
+    fresh: tuple[float, ...] = ()
+    fresh_faults: float | None = None
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,16 @@ too), against the compiled callable on other copies:
   gradients of the outputs are taken with ``torch.autograd.grad`` (nothing is
   accumulated into any ``.grad``) and timed on their own; on the CPU a call without a
   backward that takes under ``BATCH_BELOW_MS`` is timed many at a time on one copy of
-  its inputs (each sample their mean); a longer call without a backward is also timed
+  its inputs (each sample their mean; each call's output freed before the next, as a
+  loop of the call alone frees it); a longer call without a backward is also timed
   right after itself on the same inputs (``Samples.repeated``): where the two differ,
   its cost depends on what ran before it (the caches), and the figure says so;
+- fresh memory (CPU, glibc): ``FRESH_CALLS`` forward calls of each side, each right
+  after the allocator gave its free memory back to the OS (``malloc_trim``), so that
+  the call pays a page fault for every page it touches (``Samples.fresh``): a
+  program's allocator may or may not give memory back between its calls (glibc does so
+  by thresholds that move with what the process allocated before), and where the
+  fresh call is much slower, the figure depends on the allocator and says so;
 - device time (GPU): ``PROFILED_CALLS`` calls of each side under the CUDA profiler,
   the eager ones with every module in a named range, which attributes each eager kernel
   to its aten op and module (``kernel_attribution``); on the CPU one profiled eager call
@@ -29,6 +36,7 @@ afterwards (``state_guard``).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 import statistics
 import time
@@ -57,6 +65,7 @@ BATCH_BELOW_MS = 1.0
 SAMPLE_MS = 5.0  # a batch makes a sample about this long
 MAX_BATCH = 1000
 PROBE_CALLS, PROBE_MS = 5, 200.0  # calls (at most, and ms) that decide a side's batch
+FRESH_CALLS = 3  # CPU: forward calls of each side on memory given back to the OS
 
 
 def clone_tree(tree):
@@ -110,6 +119,7 @@ class _Side:
         self.repeat = False
         self.repeated: list[float] = []
         self.faults: dict[str, list[float]] = {"fwd": [], "bwd": []}  # per call (CPU)
+        self.fresh: list[tuple[float, float]] = []  # (ms, page faults): fresh memory
         self.backward_ok = grad
         self.why_no_backward = ""
         self.graphs = name == GRAPHED  # it replays CUDA graphs: each call a new step
@@ -139,6 +149,7 @@ class _Side:
             f0 = _minor_faults()
             t0 = time.perf_counter()
             for _ in range(self.batch):
+                out = None  # the last call's output freed first, as a loop of it frees it
                 out = self.fn(*args, **kwargs)
             _sync(self.cuda)
             t1 = time.perf_counter()
@@ -179,6 +190,21 @@ class _Side:
             self.fn(*args, **kwargs)
             return (time.perf_counter() - t0) * 1e3
 
+    def fresh_step(self, give_back) -> None:
+        """One forward call right after ``give_back()`` returned the allocator's free
+        memory to the OS: (ms, page faults) into ``fresh``."""
+        if self.error:
+            return
+        with self._failing():
+            args, kwargs = clone_tree(self.inputs)
+            with self.mode():
+                give_back()
+                f0 = _minor_faults()
+                t0 = time.perf_counter()
+                self.fn(*args, **kwargs)
+                t1 = time.perf_counter()
+                self.fresh.append(((t1 - t0) * 1e3, _minor_faults() - f0))
+
     def profiled_step(self) -> None:
         if not self.error:
             with self._failing():
@@ -214,6 +240,27 @@ def _minor_faults() -> int:
     that touches fresh memory pays the OS for every page, a cost that varies with the
     allocator's state and, on a shared machine, several-fold over minutes."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt if resource else 0
+
+
+def memory_giver():
+    """A callable that gives the C allocator's free memory back to the OS (glibc's
+    ``malloc_trim(0)``), or None where there is none (macOS, Windows, musl)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return lambda: trim(0)
+
+
+def _fresh_calls(sides: list[_Side]) -> None:
+    """``FRESH_CALLS`` forward calls of each side on memory given back to the OS."""
+    give_back = memory_giver()
+    if give_back is None or not _minor_faults():
+        return
+    for _ in range(FRESH_CALLS):
+        for side in sides:
+            side.fresh_step(give_back)
 
 
 def _tensors(tree) -> list:
@@ -266,9 +313,13 @@ class Result:
     def samples(self, side: _Side, backward: bool) -> Samples:
         fwd, bwd, launches = self.device.get(side.name, ([], [], None))
         faults = side.faults["bwd" if backward else "fwd"]
+        fresh = [] if backward else side.fresh
         return Samples(wall=tuple(side.bwd if backward else side.fwd),
                        device=tuple(bwd if backward else fwd),
                        repeated=() if backward else tuple(side.repeated),
+                       fresh=tuple(ms for ms, _ in fresh),
+                       fresh_faults=(statistics.median(n for _, n in fresh)
+                                     if fresh else None),
                        launches=None if launches is None else round(launches, 2),
                        faults=(round(statistics.median(faults), 1)
                                if faults and not side.cuda else None))
@@ -315,6 +366,8 @@ def measure_program(eager_fn, compiled_fn, inputs, roots, *, grad: bool,
                 _interleave(sides)
             if not cuda and other.cores is not None:
                 res.load["other_cpu_cores"] = round(other.cores, 2)
+            if not cuda:
+                _fresh_calls([s for s in sides if not s.graphs])
             if cuda:
                 _device_times(sides, roots, res)
             else:

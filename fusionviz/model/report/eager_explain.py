@@ -29,6 +29,10 @@ FAULT_US = 0.25  # a minor page fault's rough cost (us); machines differ several
 FAULTY = 0.10  # page faults' rough cost above this share of a figure: approximate
 CACHED = 0.20  # a call repeated right after itself this much faster or slower: it
 #                depends on the caches (what ran before it)
+FRESHER = 0.20  # a call on memory given back to the OS this much slower: it depends on
+#                 the allocator ...
+FRESH_PAGES = 256  # ... where it faults in at least this many pages (1 MB): below that,
+#                    glibc keeps freed memory (its thresholds start at 128 KB and grow)
 
 _MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul",
                "aten::linear", "aten::convolution", "aten::cudnn_convolution",
@@ -89,18 +93,48 @@ class Explained:
         return out
 
     @property
+    def fresh_sensitive(self) -> dict[tuple[str, str], tuple[float, float, float]]:
+        """(part, side) -> (the figure's median, the median on fresh memory, page
+        faults per fresh call) for the CPU figures whose call, right after the allocator
+        gave its free memory back to the OS, ran over ``FRESHER`` slower while faulting
+        in at least ``FRESH_PAGES`` pages: the call's cost depends on the allocator."""
+        out = {}
+        for side in ("eager", "compiled"):
+            s = getattr(self.entry, f"{side}_forward")
+            wall = figure(s.wall) if s is not None else None
+            fresh = figure(s.fresh) if s is not None else None
+            if wall is None or fresh is None or (s.fresh_faults or 0) < FRESH_PAGES:
+                continue
+            if fresh.median > (1 + FRESHER) * wall.median:
+                out["forward", side] = (wall.median, fresh.median, s.fresh_faults)
+        return out
+
+    @property
     def memory(self) -> str:
-        """Why some CPU figures are approximate: their calls touched fresh memory
-        ("" when none did much)."""
-        hits = self.faulting
-        if not hits:
-            return ""
-        which = ", ".join(f"{side} {part} {n:,.0f}" for (part, side), n in hits.items())
-        return (f"page faults per call: {which}. Each call touched fresh memory, which the "
+        """Why some CPU figures are approximate: their calls touched fresh memory, or
+        would run much slower if they did ("" when neither)."""
+        hits, fresh = self.faulting, self.fresh_sensitive
+        out = []
+        if hits:
+            which = ", ".join(f"{side} {part} {n:,.0f}" for (part, side), n in hits.items())
+            out.append(
+                f"page faults per call: {which}. Each call touched fresh memory, which the "
                 "OS maps page by page at a cost that depends on the allocator's state and, "
                 "on a shared machine, changes several-fold within minutes: a loop that "
                 "reuses its memory can run several times faster or slower than measured "
                 "here")
+        if fresh:
+            which = ", ".join(f"{side} {part} {a:.3f} ms as measured, {b:.3f} ms on fresh "
+                              f"memory ({n:,.0f} page faults per call)"
+                              for (part, side), (a, b, n) in fresh.items())
+            out.append(
+                f"{which}. The call's cost depends on the memory allocator: glibc gives "
+                "freed memory back to the OS by thresholds that move with what the "
+                "process allocated before, and a call on given-back memory pays a page "
+                "fault for every page it touches, so another run of the same program can "
+                "land on either figure. jemalloc or tcmalloc (LD_PRELOAD), which "
+                "PyTorch's CPU performance tuning guide suggests, keep freed memory")
+        return "; ".join(out)
 
     @property
     def cache_sensitive(self) -> dict[tuple[str, str], tuple[float, float]]:

@@ -50,6 +50,8 @@ def _entry(ex: Explained) -> dict:
         "headline": ex.headline(), "method": e.method, "note": e.note,
         "restored_tensors": e.restored, "load": dict(e.load or {}), "uncertain": ex.busy,
         "approximate": ex.memory, "cache_sensitive": ex.caches,
+        "fresh_memory": {side: {"ms": a, "fresh_ms": b, "fresh_faults": n}
+                         for (_, side), (a, b, n) in ex.fresh_sensitive.items()},
         "forward": _versus(ex.forward), "backward": _versus(ex.backward),
         "step": {clock: {"eager_ms": a, "compiled_ms": b} for clock, (a, b) in ex.step.items()},
         "launches_per_forward": launches, "compiled_cudagraphs": e.compiled_cudagraphs,
