@@ -65,7 +65,8 @@ BATCH_BELOW_MS = 1.0
 SAMPLE_MS = 5.0  # a batch makes a sample about this long
 MAX_BATCH = 1000
 PROBE_CALLS, PROBE_MS = 5, 200.0  # calls (at most, and ms) that decide a side's batch
-FRESH_CALLS = 3  # CPU: forward calls of each side on memory given back to the OS
+FRESH_CALLS = 3  # CPU: forward calls of each side on memory given back to the OS,
+FRESH_BUDGET_S = 2.0  # fewer where a round of them takes longer than this
 
 
 def clone_tree(tree):
@@ -254,13 +255,17 @@ def memory_giver():
 
 
 def _fresh_calls(sides: list[_Side]) -> None:
-    """``FRESH_CALLS`` forward calls of each side on memory given back to the OS."""
+    """Up to ``FRESH_CALLS`` forward calls of each side on memory given back to the OS
+    (one each where that takes over ``FRESH_BUDGET_S``)."""
     give_back = memory_giver()
     if give_back is None or not _minor_faults():
         return
+    start = time.perf_counter()
     for _ in range(FRESH_CALLS):
         for side in sides:
             side.fresh_step(give_back)
+        if time.perf_counter() - start > FRESH_BUDGET_S:
+            break
 
 
 def _tensors(tree) -> list:
