@@ -267,6 +267,23 @@ def eager_replaced(trace: Trace, graph: Graph, kernel: Kernel) -> tuple[list[str
     nodes = {n.name: n for n in graph.nodes}
     members = [nodes[n] for n in kernel.nodes if n in nodes and nodes[n].category != "nop"]
     modules = list(_origin_modules(members)[0])
+    at = _kernels_at(entry)
     side = _side(graph)
-    eager = [k for k in entry.kernels if k.side == side and k.module in modules]
+    eager = [entry.kernels[i] for i in sorted(i for m in modules
+                                              for i in at.get((side, m), ()))]
     return modules, sorted(eager, key=lambda k: -k.ms)
+
+
+# entry -> {(side, module path): indices of its eager kernels there}, while it lives:
+# a click on a kernel of a 20k-node train step filtered 84k eager kernels (280 ms)
+_at: PerObject[dict[tuple[str, str], list[int]]] = PerObject()
+
+
+def _kernels_at(entry: Entry) -> dict[tuple[str, str], list[int]]:
+    hit = _at.get(entry)
+    if hit is None:
+        at: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for i, k in enumerate(entry.kernels):
+            at[k.side, k.module].append(i)
+        hit = _at.put(entry, dict(at))
+    return hit
