@@ -16,22 +16,29 @@ from fusionviz.model.run import runner
 from fusionviz.model.run.kernel_cache import KERNEL_CACHE_ENV
 
 CAPTURES = Path(__file__).resolve().parent / "capture"  # every test there captures
-_made: list[str] = []  # the kernel folder this session made (deleted at its end)
+# The session's shared captures (tests/capture/conftest.py's ``capture``): one folder
+# for every xdist worker of a session, made like the kernel folder, by the first process
+SHARED_CAPTURES_ENV = "FUSIONVIZ_TEST_SHARED_CAPTURES"
+_made: list[tuple[str, str]] = []  # (variable, folder) this session made (deleted at its end)
 
 
 def pytest_configure(config):
     """One kept kernel folder per test session (unless the user named one): every
-    capture of the same model reuses the kernels compiled before; the scheduler runs."""
-    if not os.environ.get(KERNEL_CACHE_ENV):
-        _made.append(tempfile.mkdtemp(prefix="fusionviz-test-kernels-"))
-        os.environ[KERNEL_CACHE_ENV] = _made[-1]
+    capture of the same model reuses the kernels compiled before; the scheduler runs.
+    And one folder where the session's workers share their captures. (xdist's workers
+    inherit both from the process that starts them.)"""
+    for name, prefix in ((KERNEL_CACHE_ENV, "fusionviz-test-kernels-"),
+                         (SHARED_CAPTURES_ENV, "fusionviz-test-captures-")):
+        if not os.environ.get(name):
+            _made.append((name, tempfile.mkdtemp(prefix=prefix)))
+            os.environ[name] = _made[-1][1]
 
 
 def pytest_unconfigure(config):
-    for folder in _made:
+    for name, folder in _made:
         shutil.rmtree(folder, ignore_errors=True)
-        if os.environ.get(KERNEL_CACHE_ENV) == folder:
-            del os.environ[KERNEL_CACHE_ENV]
+        if os.environ.get(name) == folder:
+            del os.environ[name]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -19,12 +19,16 @@ def _by_ops(trace, *ops):
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory, monkeypatch_module):
+def sweep(tmp_path_factory, monkeypatch_module, capture):
     # Inductor's caches switched on in the environment must not serve a variant.
     monkeypatch_module.setenv("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")
     monkeypatch_module.setenv("TORCHINDUCTOR_AUTOGRAD_CACHE", "1")
     out = tmp_path_factory.mktemp("sweep")
-    return out, experiments.sweep_rounds(SCRIPT, str(out), device="cpu")
+    exp = experiments.sweep_rounds(SCRIPT, str(out), device="cpu")
+    # its baseline is run_capture(SCRIPT, out, device="cpu"): the session's capture
+    # of whatif_ops.py, made once
+    capture.keep("whatif_ops.py", exp.variants[0].trace)
+    return out, exp
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +61,7 @@ def test_round_sweep_gives_one_variant_per_round(sweep):
 
 
 def test_forbid_and_force_rules(capture, tmp_path):
-    base = capture("whatif_ops.py")  # run_capture(SCRIPT, device="cpu"), once per session
+    base = capture("whatif_ops.py")  # the round sweep's baseline, when it ran first
     g = base.graphs[0]
     sub, relu, sin, cos = (_by_ops(base, *o) for o in (("sub",), ("relu",), ("sin",), ("cos",)))
     assert any({relu, sub} <= set(grp) for grp in g.final_groups)  # fused by default

@@ -28,17 +28,20 @@ def _binaries(folder: Path) -> set[Path]:
 def captures(tmp_path_factory):
     """(fresh, kept, kept again: every kernel compiled before), and the compiled kernels
     in the kept folder before and after the last capture. The folder is this test's own:
-    the session's gets other workers' kernels at any time."""
+    the session's gets other workers' kernels at any time. (Untimed: what the
+    scheduler decided and what was compiled do not depend on it, and it is quicker.)"""
     out = tmp_path_factory.mktemp("kc")
     folder = out / "kernels"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KERNEL_CACHE_ENV, str(folder))
-        kept = run_capture(SCRIPT, str(out / "kept.json.gz"), device="cpu")
+        kept = run_capture(SCRIPT, str(out / "kept.json.gz"), device="cpu", timing=False)
         compiled = _binaries(folder)
-        again = run_capture(SCRIPT, str(out / "again.json.gz"), device="cpu")
+        again = run_capture(SCRIPT, str(out / "again.json.gz"), device="cpu",
+                            timing=False)
         after = _binaries(folder)
         mp.delenv(KERNEL_CACHE_ENV)
-        fresh = run_capture(SCRIPT, str(out / "fresh.json.gz"), device="cpu")
+        fresh = run_capture(SCRIPT, str(out / "fresh.json.gz"), device="cpu",
+                            timing=False)
     return fresh, kept, again, compiled, after
 
 

@@ -8,7 +8,7 @@ from fusionviz.ui.graph.folding import Folding
 
 
 def test_nested_blocks_carry_modules_fold_and_collapse(capture):
-    trace = capture("nested_blocks.py")
+    trace = capture("nested_blocks.py", timing=False)  # (untimed: quicker)
     assert trace.script.status == "ok", trace.script.traceback
     assert [g.kind for g in trace.graphs] == ["forward", "backward"]
     for graph in trace.graphs:

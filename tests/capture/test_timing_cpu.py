@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.model.run.runner import run_capture
-
 SCRIPTS = Path(__file__).parents[1] / "data" / "scripts"
 
 pytestmark = pytest.mark.torch
@@ -20,13 +18,14 @@ def _results(lines) -> list[str]:
     return [line for line in lines if line.startswith("RESULT")]
 
 
-def test_a_seeded_dropout_script_prints_the_same_values_with_and_without_capture(tmp_path):
+def test_a_seeded_dropout_script_prints_the_same_values_with_and_without_capture(capture):
     script = str(SCRIPTS / "seeded_dropout.py")
     plain = subprocess.run([sys.executable, script], capture_output=True, text=True,
                            check=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
-    printed: list[str] = []
-    trace = run_capture(script, str(tmp_path / "t.json.gz"), device="cpu",
-                        on_output=printed.append)
+    # run_capture(script, out, device="cpu", on_output=printed.append), shared with
+    # the next test
+    trace = capture("seeded_dropout.py")
+    printed = capture.printed("seeded_dropout.py")
     assert trace.script.status == "ok", trace.script.traceback
     assert [g.timing is not None for g in trace.graphs] == [True, True]  # it was timed
     assert _results(printed) == _results(plain.stdout.splitlines())
