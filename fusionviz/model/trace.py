@@ -15,8 +15,9 @@ from fusionviz.model.lazy import lazy_fields
 
 FORMAT = "fusionviz-trace"
 # 2: JSON Lines, the bulk in part lines after the core (tracefile.parts); 3: the same
-# lines in columns, with one table of strings (tracefile.columns): a third of the size
-VERSION = 3
+# lines in columns, with one table of strings (tracefile.columns): a third of the size;
+# 4: times in whole nanoseconds, eager kernels grouped (tracefile.kernel_order): half that
+VERSION = 4
 
 Group = tuple[str, ...]
 

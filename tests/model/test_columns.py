@@ -144,7 +144,8 @@ def test_a_bad_column_in_a_part_line_is_a_trace_error_eager_and_lazy(lines, tmp_
 
 @pytest.mark.parametrize(("change", "message"), [
     (lambda core: core.__setitem__("strings", ["a", 5]), "not a list of strings"),
-    (lambda core: core.__setitem__("strings", [["a"]]), "not a list of strings"),
+    (lambda core: core.__setitem__("strings", [[5]]), "not a list of strings"),
+    (lambda core: core.__setitem__("strings", [["a", "b"]]), "not a list of strings"),
     (lambda core: core.__setitem__("strings", [["a", True]]), "not a list of strings"),
     (lambda core: core.__setitem__("strings", [[5, 1]]), "not a list of strings"),
     (lambda core: core.__setitem__("strings", [["a", 2 * 10**18]]), "number out of range"),
@@ -180,21 +181,22 @@ def test_a_huge_table_of_strings_is_refused_by_the_memory_bound(lines, tmp_path)
             load_trace(bomb, lazy=lazy)
 
 
-@pytest.fixture(scope="module")
-def v3_sources(tmp_path_factory) -> list[Path]:
-    folder = tmp_path_factory.mktemp("v3")
+@pytest.fixture(scope="module", params=[3, 4])
+def column_sources(request, tmp_path_factory) -> tuple[int, list[Path]]:
+    folder = tmp_path_factory.mktemp(f"v{request.param}")
     out = []
     for source in SOURCES:
         out.append(folder / source.name)
-        save_trace(load_trace(source), out[-1])
-    return out
+        save_trace(load_trace(source), out[-1], version=request.param)
+    return request.param, out
 
 
-def test_damaged_version_3_files_load_or_are_refused_with_a_trace_error(v3_sources,
-                                                                       tmp_path):
+def test_damaged_version_3_and_4_files_load_or_are_refused_with_a_trace_error(
+        column_sources, tmp_path):
+    version, sources = column_sources
     outcomes: dict[str, int] = {}
-    for source in v3_sources:
+    for source in sources:
         core = json.loads(gzip.decompress(source.read_bytes()).split(b"\n")[0])
-        assert core["version"] == 3 and core["parts"]["columns"] == 1
+        assert core["version"] == version and core["parts"]["columns"] == version - 2
         fuzz(source, 60, tmp_path, outcomes)
-    assert outcomes.get("refused", 0) > 60 * len(v3_sources) // 10, outcomes
+    assert outcomes.get("refused", 0) > 60 * len(sources) // 10, outcomes

@@ -12,6 +12,7 @@ import pytest
 
 from fusionviz.model.errors import TraceError
 from fusionviz.model.synthetic import synthetic_trace
+from fusionviz.model.trace import VERSION
 from fusionviz.model.tracefile.io import load_trace, save_trace
 from fusionviz.model.tracefile.parts import CHUNK
 
@@ -51,7 +52,7 @@ def test_deep_nesting_inside_a_part_line_is_a_trace_error_naming_the_file(saved,
 def test_an_integer_of_thousands_of_digits_is_refused(saved, tmp_path):
     core = json.loads(_lines(saved)[0])
     huge = tmp_path / "huge.json"
-    text = json.dumps(core).replace('"version": 3', '"version": ' + "9" * 5000, 1)
+    text = json.dumps(core).replace(f'"version": {VERSION}', '"version": ' + "9" * 5000, 1)
     huge.write_bytes(b"\n".join([text.encode(), *_lines(saved)[1:]]) + b"\n")
     with pytest.raises(TraceError, match=r"huge\.json: not a fusionviz trace \(invalid JSON"):
         load_trace(huge)
@@ -103,10 +104,10 @@ def _node3_reads_of_wrong_types(lines: list[bytes], version: int) -> bytes:
     return json.dumps(details).encode()
 
 
-@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("version", [2, 4])
 def test_a_failing_lazy_field_fails_the_same_way_again_and_spares_its_neighbours(
         saved, saved2, tmp_path, version):
-    lines = _lines(saved if version == 3 else saved2)
+    lines = _lines(saved if version == 4 else saved2)
     lines[1] = _node3_reads_of_wrong_types(lines, version)
     bad = tmp_path / "one_bad.json"
     bad.write_bytes(b"\n".join(lines) + b"\n")
@@ -173,10 +174,10 @@ def test_a_truncated_gzip_opens_as_far_as_it_goes(saved, tmp_path):
         trace.graphs[0].rounds[-1].verdicts  # noqa: B018 (cut: the last line is partial)
 
 
-@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("version", [2, 4])
 def test_numbers_beyond_64_bits_load_alike_eager_and_lazy_or_are_refused(saved, saved2,
                                                                         tmp_path, version):
-    lines = _lines(saved if version == 3 else saved2)
+    lines = _lines(saved if version == 4 else saved2)
     details = json.loads(lines[1])
     if version == 2:
         details[0][0] = [{"buffer": "b", "bytes": 2**70, "dep": "MemoryDep"}]

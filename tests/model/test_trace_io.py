@@ -1,5 +1,6 @@
 """Trace files: round trip, atomic gzip writes, clear errors, old versions keep loading."""
 
+import dataclasses
 import gzip
 import json
 from pathlib import Path
@@ -31,15 +32,41 @@ def test_round_trip(tmp_path, suffix):
 
 @pytest.mark.parametrize("path", REAL, ids=[p.name for p in REAL])
 def test_every_committed_trace_loads_and_round_trips(path, tmp_path):
+    """The same trace, but for times rounded to the nanosecond (format 4), once."""
     trace = load_trace(path, strict=True)
     assert trace.version <= VERSION and trace.graphs
     save_trace(trace, tmp_path / "again.json.gz")
-    assert load_trace(tmp_path / "again.json.gz") == trace
+    again = load_trace(tmp_path / "again.json.gz")
+    assert again == _to_the_nanosecond(trace)
+    save_trace(again, tmp_path / "again.json.gz")
+    assert load_trace(tmp_path / "again.json.gz") == again
+    save_trace(trace, tmp_path / "v3.json.gz", version=3)  # format 3: times as they are
+    assert load_trace(tmp_path / "v3.json.gz") == trace
+
+
+def _ns(ms):
+    if isinstance(ms, tuple):
+        return tuple(map(_ns, ms))
+    return None if ms is None else round(ms * 1e6) / 1e6
+
+
+def _to_the_nanosecond(trace: Trace) -> Trace:
+    """``trace`` with its kernels' and eager kernels' times rounded to the nanosecond."""
+    def kernel(k):
+        return dataclasses.replace(k, ms=_ns(k.ms), ms_spread=_ns(k.ms_spread),
+                                   start_ms=_ns(k.start_ms), end_ms=_ns(k.end_ms),
+                                   launches=_ns(k.launches))
+
+    graphs = tuple(dataclasses.replace(g, kernels=tuple(map(kernel, g.kernels)))
+                   for g in trace.graphs)
+    entries = tuple(dataclasses.replace(e, kernels=tuple(
+        dataclasses.replace(k, ms=_ns(k.ms)) for k in e.kernels)) for e in trace.entries)
+    return dataclasses.replace(trace, graphs=graphs, entries=entries)
 
 
 def test_version_1_fixture_still_loads():
     trace = load_trace(DATA / "v1_cpu_mlp_block.json.gz", strict=True)
-    assert trace.version == VERSION == 3 and [g.kind for g in trace.graphs] == ["forward", "backward"]
+    assert trace.version == VERSION == 4 and [g.kind for g in trace.graphs] == ["forward", "backward"]
 
 
 @pytest.mark.parametrize("lazy", [False, True])
@@ -63,6 +90,16 @@ def test_version_3_fixture_still_loads_and_holds_the_same_trace_as_version_1(laz
     assert core["version"] == 3 and core["parts"]["columns"] == 1 and core["strings"]
     assert load_trace(path, lazy=lazy) == load_trace(DATA / "v1_cpu_mlp_block.json.gz",
                                                      strict=True)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_version_4_fixture_still_loads_and_holds_the_same_trace_as_version_1(lazy):
+    """A frozen file in format 4 (times in whole nanoseconds, eager kernels grouped)."""
+    path = DATA / "v4_cpu_mlp_block.json.gz"
+    core = json.loads(gzip.decompress(path.read_bytes()).splitlines()[0])
+    assert core["version"] == 4 and core["parts"]["columns"] == 2 and core["strings"]
+    assert load_trace(path, lazy=lazy) == _to_the_nanosecond(
+        load_trace(DATA / "v1_cpu_mlp_block.json.gz", strict=True))
 
 
 def _write(tmp_path, data, name="bad.json") -> Path:

@@ -12,7 +12,7 @@ import pytest
 from fusionviz.model import lazy
 from fusionviz.model.errors import TraceError
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.trace import Access, Node
+from fusionviz.model.trace import VERSION, Access, Node
 from fusionviz.model.tracefile import columns
 from fusionviz.model.tracefile.io import load_trace, save_trace, to_dict
 from fusionviz.model.tracefile.parts import CHUNK, NODE_PARTS, ROUND_PARTS
@@ -53,13 +53,13 @@ def test_the_file_is_a_core_line_then_the_bulk_in_part_lines(path2):
     assert len(details) == CHUNK and details[0][0] == to_dict(graph.nodes[0])["reads"]
 
 
-def test_version_3_writes_the_same_lines_in_columns_with_one_table_of_strings(path, path2):
+def test_version_4_writes_the_same_lines_in_columns_with_one_table_of_strings(path, path2):
     lines, lines2 = _lines(path), _lines(path2)
     assert len(lines) == len(lines2)
     core = json.loads(lines[0])
-    assert core["version"] == 3 and core["parts"] == {"chunk": CHUNK, "columns": 1,
-                                                      "lines": len(lines) - 1, "code": []}
-    strings, graph = columns.table(core["strings"]), TRACE.graphs[0]
+    assert core["version"] == VERSION == 4 and core["parts"] == {
+        "chunk": CHUNK, "columns": 2, "lines": len(lines) - 1, "code": [], "grouped": []}
+    strings, graph = columns.table(core["strings"], coded=True), TRACE.graphs[0]
     assert ["op", 1] in core["strings"]  # numbered names: a prefix and a number
     nodes = core["graphs"]["v"]["nodes"]  # the graphs' nodes, field by field
     names = list(itertools.accumulate(nodes["v"]["name"]))  # indices, as differences
@@ -70,15 +70,15 @@ def test_version_3_writes_the_same_lines_in_columns_with_one_table_of_strings(pa
     assert [strings[i] for i in itertools.accumulate(reads["v"]["buffer"][:2])] == [
         a.buffer for n in graph.nodes for a in n.reads][:2]
     assert sum(map(len, lines)) < sum(map(len, lines2)) * 0.7  # smaller, before gzip too
-    assert columns.decode(tuple[Node, ...], core["graphs"]["v"]["nodes"], 1, strings)[0][
+    assert columns.decode(tuple[Node, ...], core["graphs"]["v"]["nodes"], 1, strings, True)[0][
         :CHUNK] == [{k: v for k, v in to_dict(n).items() if k not in NODE_PARTS}
                     for n in graph.nodes[:CHUNK]]
 
 
 @pytest.mark.parametrize("lazy_load", [False, True])
-def test_version_2_and_3_files_hold_the_same_trace(path, path2, lazy_load):
+def test_version_2_and_4_files_hold_the_same_trace(path, path2, lazy_load):
     assert load_trace(path2, lazy=lazy_load) == load_trace(path, lazy=lazy_load) == TRACE
-    strings = columns.table(json.loads(_lines(path)[0])["strings"])
+    strings = columns.table(json.loads(_lines(path)[0])["strings"], coded=True)
     for line, line2 in zip(_lines(path)[1:3], _lines(path2)[1:3], strict=True):
         reads, writes, origins = json.loads(line)  # details: the v2 rows, in columns
         rows = json.loads(line2)

@@ -18,7 +18,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QToolTip
 
 from fusionviz.model.synthetic import synthetic_trace
-from fusionviz.model.trace import Edge
+from fusionviz.model.trace import VERSION, Edge
 from fusionviz.model.tracefile.io import save_trace
 
 TRACE = synthetic_trace(120, seed=2, rounds=3)
@@ -73,7 +73,7 @@ def deep_nesting_in_a_part(folder: Path) -> Path:
 
 def huge_int(folder: Path) -> Path:
     lines = _lines(folder)
-    lines[0] = lines[0].replace(b'"version":3', b'"version":' + b"9" * 5000, 1)
+    lines[0] = lines[0].replace(b'"version":%d' % VERSION, b'"version":' + b"9" * 5000, 1)
     return _write(folder / "huge_int.json", lines)
 
 

@@ -1,7 +1,8 @@
 """Read and write traces: JSON Lines (optionally gzip), versioned, atomic, never pickle.
 
 ``save_trace`` writes the core of a trace on one line and its bulk on part lines
-(``parts``), in columns with one table of strings (format 3, ``columns``).
+(``parts``), in columns with one table of strings (format 3, ``columns``), times in
+whole nanoseconds and eager kernels grouped (format 4, ``kernel_order``).
 ``load_trace`` checks the format name and version, upgrades old versions through
 ``migrations``, and builds the frozen dataclasses of ``trace`` field by field
 (``build``), so a malformed file fails with a message that names the file and the bad
@@ -38,10 +39,11 @@ except ImportError:  # pragma: no cover (installed in the dev environment)
 def save_trace(trace: Trace, path: str | os.PathLike, *, version: int = VERSION) -> None:
     """Write ``trace`` atomically (temp file + rename); ``.gz`` paths are gzipped.
 
-    ``version``: 3 (columns, ``tracefile.columns``) or 2 (records), for a reader that
-    knows version 2 only; the data is the same."""
-    if version not in (2, 3):
-        raise ValueError(f"cannot write trace version {version} (2 or 3)")
+    ``version``: 4 (columns, ``tracefile.columns``, times in whole nanoseconds), 3
+    (columns, times as they are) or 2 (records), for a reader that knows an older
+    version only; the data is the same, but for times rounded to the nanosecond (4)."""
+    if version not in (2, 3, 4):
+        raise ValueError(f"cannot write trace version {version} (2, 3 or 4)")
     data = to_dict(trace)
     data["version"] = version
     _write(Path(path), trace_parts.encode(data, trace_parts.dumps_stdlib, version=version))

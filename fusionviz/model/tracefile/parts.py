@@ -12,9 +12,11 @@ Version 3 (``columns``) writes the same lines in columns with one table of strin
 ``[reads, writes, origins]`` of its nodes, a column each) and each round line. The
 table is the core line's ``strings``; the core's ``parts`` says ``"columns": 1``, and
 in ``"code"`` the graphs whose replay code has its numbered names written as
-differences (``columns.encode_code``). A
-line is decoded when it is parsed, into the JSON a version-2 file holds there, so the
-builders read both alike. Version 2 writes a node's details as a list of
+differences (``columns.encode_code``). A line is decoded when it is parsed, into the
+JSON a version-2 file holds there, so the builders read both alike. Version 4 says
+``"columns": 2``: times in whole nanoseconds (``tracefile.times``), the table's strings
+coded as code is, and in ``"grouped"`` the entries whose eager kernels are written
+grouped (``tracefile.kernel_order``). Version 2 writes a node's details as a list of
 ``[reads, writes, origins]`` and the rest as plain JSON records.
 """
 
@@ -26,7 +28,7 @@ from collections.abc import Callable
 from fusionviz.model.errors import TraceError
 from fusionviz.model.lazy import Part
 from fusionviz.model.trace import Access, Candidate, Entry, Graph, Origin, Verdict
-from fusionviz.model.tracefile import columns
+from fusionviz.model.tracefile import columns, kernel_order
 
 NODE_PARTS = ("reads", "writes", "origins")
 OPTIONAL_NODE_FIELDS = ("collective", "extern_call")  # left out of the core where None
@@ -40,9 +42,10 @@ CORE_COLUMNS = {"graphs": tuple[Graph, ...], "entries": tuple[Entry, ...]}
 
 def encode(data: dict, dumps: Callable[[object], bytes], *, version: int = 3) -> bytes:
     """The lines of trace dict ``data`` (consumed: its bulk moves to the part lines),
-    in columns (version 3) or as records (version 2)."""
+    in columns (version 3, and 4: ``ns``) or as records (version 2)."""
     strings = columns.Strings() if version >= 3 else None
-    lines = []
+    ns = version >= 4
+    parts: list[tuple[object, list]] = []  # (a details line's DETAILS | a round part, value)
     for graph in data.get("graphs", ()):
         details = []
         for node in graph.get("nodes", ()):
@@ -51,35 +54,42 @@ def encode(data: dict, dumps: Callable[[object], bytes], *, version: int = 3) ->
                 for key in OPTIONAL_NODE_FIELDS:  # most have neither: read back as None
                     if node.get(key, 0) is None:
                         del node[key]
-        for i in range(0, len(details), CHUNK):
-            rows = details[i:i + CHUNK]
-            lines.append(dumps(rows if strings is None else [
-                columns.encode(tp, [row[k] for row in rows], strings)
-                for k, tp in enumerate(DETAILS)]))
-        for rnd in graph.get("rounds", ()):
-            for k in ROUND_PARTS:
-                value = rnd.pop(k, [])
-                lines.append(dumps(value if strings is None else
-                                   columns.encode(ROUND_TYPES[k], [value], strings)))
-    data["parts"] = {"chunk": CHUNK, "lines": len(lines)}
+        parts += [(DETAILS, details[i:i + CHUNK]) for i in range(0, len(details), CHUNK)]
+        parts += [(k, rnd.pop(k, [])) for rnd in graph.get("rounds", ()) for k in ROUND_PARTS]
+    data["parts"] = {"chunk": CHUNK, "lines": len(parts)}
     if strings is not None:
-        data["parts"]["code"] = _encode_code(data.get("graphs", ()))
+        if ns:
+            data["parts"]["grouped"] = kernel_order.group(data.get("entries", []))
+        data["parts"]["code"] = _encode_code(data.get("graphs", ()),
+                                             columns.RECENT if ns else 1)
+        # The core's columns first: the table numbers the graphs' node names in node
+        # order, so the columns naming nodes (edges, groups) are runs of small steps.
         for key, tp in CORE_COLUMNS.items():
             if key in data:
-                data[key] = columns.encode(tp, [data[key]], strings)
-        data["parts"]["columns"] = 1
-        data["strings"] = strings.table()
+                data[key] = columns.encode(tp, [data[key]], strings, ns)
+    lines = []
+    for kind, value in parts:
+        if strings is None:
+            lines.append(dumps(value))
+        elif kind is DETAILS:
+            lines.append(dumps([columns.encode(tp, [row[k] for row in value], strings, ns)
+                                for k, tp in enumerate(DETAILS)]))
+        else:
+            lines.append(dumps(columns.encode(ROUND_TYPES[kind], [value], strings, ns)))
+    if strings is not None:
+        data["parts"]["columns"] = 2 if ns else 1
+        data["strings"] = strings.table(coded=ns)
     return b"\n".join([dumps(data), *lines]) + b"\n"
 
 
-def _encode_code(graphs: list) -> list[int]:
+def _encode_code(graphs: list, recent: int) -> list[int]:
     """Each graph's replay code with its numbered names written as differences
     (``columns.encode_code``), in place; the indices of the graphs whose code is so."""
     coded = []
     for i, graph in enumerate(graphs):
         replay = graph.get("replay")
         if type(replay) is dict and type(replay.get("code")) is str:
-            code = columns.encode_code(replay["code"])
+            code = columns.encode_code(replay["code"], recent)
             if code is not None:
                 graph["replay"] = {**replay, "code": code}
                 coded.append(i)
@@ -143,8 +153,11 @@ class PartStore:
                 or len(lines) > expected or (len(lines) < expected and not partial):
             raise TraceError(f"the file's parts are incomplete: {len(lines)} lines of "
                              f"{expected if expected is not None else '?'}")
-        self.columns = layout.get("columns") == 1  # version 3: lines in columns
+        self.columns = layout.get("columns") in (1, 2)  # version 3: lines in columns
         self.coded = layout.get("code", [])  # version 3: graphs whose replay code is coded
+        # version 4: times in whole nanoseconds, the table's strings coded
+        self.ns = layout.get("columns") == 2
+        self.grouped = layout.get("grouped", [])  # version 4: entries' kernels grouped
         self.table: list[str] = []  # version 3: the file's strings
         self._kinds: list[object] = [None] * expected  # version 3: what each line holds
         self.present = len(lines)  # a cut file: the lines after these are missing
@@ -166,11 +179,14 @@ class PartStore:
         for the part lines; TraceError when they are not such columns."""
         if not self.columns:
             return core
-        self.table = columns.table(core.pop("strings", None))
+        self.table = columns.table(core.pop("strings", None), coded=self.ns)
         try:
+            grouped = kernel_order.check(self.grouped)
             for key, tp in CORE_COLUMNS.items():
                 if key in core:
-                    core[key] = columns.decode(tp, core[key], 1, self.table)[0]
+                    core[key] = columns.decode(tp, core[key], 1, self.table, self.ns,
+                                               grouped)[0]
+            kernel_order.restore(core.get("entries"), grouped)
             graphs = core.get("graphs")
             if type(graphs) is not list or not all(type(g) is dict for g in graphs):
                 raise TraceError("its graphs are not records")
@@ -224,11 +240,11 @@ class PartStore:
         if isinstance(kind, int):  # a details line of ``kind`` nodes
             if type(value) is not list or len(value) != len(DETAILS):
                 raise TraceError(f"a details line is not {len(DETAILS)} columns")
-            cols = [columns.decode(tp, col, kind, self.table)
+            cols = [columns.decode(tp, col, kind, self.table, self.ns)
                     for tp, col in zip(DETAILS, value, strict=True)]
             return [list(row) for row in zip(*cols, strict=True)]
         if kind in ROUND_TYPES:
-            return columns.decode(ROUND_TYPES[kind], value, 1, self.table)[0]
+            return columns.decode(ROUND_TYPES[kind], value, 1, self.table, self.ns)[0]
         raise TraceError("the line is not one the core line names")  # pragma: no cover
 
     def get(self, line: int, path: tuple[int, ...], reference: bool = False) -> object:
