@@ -31,6 +31,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 TRACES = ["benchmarks/traces/gpu_llama_deep64_train.json.gz",
+          "benchmarks/traces/cpu_llama_deep320_train.json.gz",
           "tests/data/gpu_gpt2_train.json.gz", "tests/data/gpu_llama_hf_train.json.gz",
           "tests/data/gpu_moe_train.json.gz"]
 REPEATS = 3
