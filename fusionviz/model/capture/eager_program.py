@@ -185,7 +185,8 @@ class _Side:
                 self.faults["bwd"].append(_minor_faults() - f2)
 
     def _again(self, args, kwargs) -> float:
-        """ms of one more call on the same inputs, right after the last one."""
+        """ms of one call on ``args``, ``kwargs`` (the mode entered untimed): the call
+        again right after the last one, or on memory just given back (``fresh_step``)."""
         with self.mode():
             t0 = time.perf_counter()
             self.fn(*args, **kwargs)
@@ -198,13 +199,10 @@ class _Side:
             return
         with self._failing():
             args, kwargs = clone_tree(self.inputs)
-            with self.mode():
-                give_back()
-                f0 = _minor_faults()
-                t0 = time.perf_counter()
-                self.fn(*args, **kwargs)
-                t1 = time.perf_counter()
-                self.fresh.append(((t1 - t0) * 1e3, _minor_faults() - f0))
+            give_back()
+            f0 = _minor_faults()
+            ms = self._again(args, kwargs)
+            self.fresh.append((ms, _minor_faults() - f0))
 
     def profiled_step(self) -> None:
         if not self.error:
