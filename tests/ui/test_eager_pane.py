@@ -125,3 +125,16 @@ def test_the_pane_explains_a_trace_when_it_shows_and_at_once_while_shown(window,
     assert window.open_trace(str(DATA / "gpu_mlp_block.json.gz")), window.errors
     assert pane.shown.on_screen and pane.entry_box.count() == 0
     assert "recorded before fusionviz timed your own code" in pane.headline.text()
+
+
+def test_a_cpu_figure_marked_approximate_says_so_in_the_headline(window, qtbot):
+    """A real CPU train step whose eager forward ran much slower on memory given back
+    to the OS: the headline, read first, points at the mark; the report gives why."""
+    assert window.open_trace(str(DATA / "cpu_llama_tiny_train.json.gz")), window.errors
+    pane = in_front(window)
+    text = pane.headline.text()
+    assert text.startswith("make_train_step.<locals>.forward_loss: compiled ")
+    assert text.endswith(" (approximate: why below)"), text
+    report = pane.report.toPlainText()
+    assert "approximate: eager forward 1.099 ms as measured, 1.802 ms on fresh memory" \
+        in report

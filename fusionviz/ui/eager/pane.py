@@ -193,7 +193,7 @@ class EagerPane(QWidget):
                 "--no-timing." if trace is not None else "")
             self.report.setPlainText("")
             return
-        self.headline.setText(ex.headline())
+        self.headline.setText(ex.headline() + _marks_hint(ex))
         self.report.setPlainText("\n".join(_report_lines(ex)))
         mp = ex.maps[self.side_box.currentText()]
         if mp.modules:
@@ -292,6 +292,15 @@ class EagerPane(QWidget):
         if isinstance(index, int) and index != self.state.graph_index:
             self.state.set_graph(index)
         self.state.select_kernel(name.text())
+
+
+def _marks_hint(ex: Explained) -> str:
+    """`` (approximate: why below)``: the marks on the figures (approximate, cache-
+    sensitive) the headline does not say itself, so a figure is not read as exact
+    before the report is scrolled to its end."""
+    headline = ex.headline()
+    marks = [mark for mark, _ in ex.marks() if mark not in headline]
+    return f" ({', '.join(marks)}: why below)" if marks else ""
 
 
 def _report_lines(ex: Explained) -> list[str]:
