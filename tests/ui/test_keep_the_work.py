@@ -70,10 +70,14 @@ def test_save_trace_as_copies_the_open_trace(window, tmp_path):
 
 @pytest.fixture
 def stub_editor(tmp_path):
-    """An 'editor' that writes the arguments it got to a file."""
+    """An 'editor' that writes the arguments it got to a file, whole or not at all
+    (written beside it, then renamed: the test waits for the file to exist, and an
+    open file not yet written read as empty JSON on a loaded machine)."""
     log = tmp_path / "editor-args.json"
     stub = tmp_path / "stub_editor.py"
-    stub.write_text(f"import json, sys\nopen({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\n")
+    stub.write_text(f"import json, os, sys\nopen({str(log) + '.part'!r}, 'w').write("
+                    f"json.dumps(sys.argv[1:]))\nos.replace({str(log) + '.part'!r}, "
+                    f"{str(log)!r})\n")
     return log, f"{sys.executable} {stub}"
 
 
