@@ -19,7 +19,8 @@ def add_experiment_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("script_args", nargs="*", help="arguments for the script (or after --)")
     what = ap.add_mutually_exclusive_group(required=True)
     what.add_argument("--sweep-rounds", action="store_true",
-                      help="recompile with fusion stopped after round k, k = 0..R")
+                      help="recompile with fusion stopped after round k, k = 0 .. the "
+                           "last round that fused anything")
     what.add_argument("--ab", action="append", metavar="KEY=VALUE",
                       help="compare the default (or --ab-base) with these settings")
     what.add_argument("--forbid", action="append", metavar="OP_A,OP_B",

@@ -38,11 +38,16 @@ def monkeypatch_module():
     mp.undo()
 
 
-def test_round_sweep_gives_one_variant_per_round(sweep):
+def test_round_sweep_gives_one_variant_per_round_until_fusion_ends(sweep):
     out, exp = sweep
     base, *variants = exp.variants
-    rounds = len(base.trace.graphs[0].rounds)
-    assert rounds >= 3 and len(variants) == rounds + 1
+    rounds = base.trace.graphs[0].rounds
+    fused = [len(r.fusions) for r in rounds]
+    last = experiments.last_fusing_round(base.trace)
+    # whatif_ops fuses in rounds 1-3; the round that fused nothing ends the loop and
+    # the loop-reordering round after it fuses nothing either
+    assert last >= 3 and fused[last - 1] > 0 and not any(fused[last:]) and len(rounds) > last
+    assert len(variants) == last + 1  # after rounds 0 … last, not the rounds after it
     nodes = [len(v.trace.graphs[0].final_groups) for v in variants]
     assert nodes == sorted(nodes, reverse=True)  # monotone non-increasing
     assert nodes[0] == len(base.trace.graphs[0].nodes) > nodes[-1]
@@ -55,6 +60,9 @@ def test_round_sweep_gives_one_variant_per_round(sweep):
     assert [m["label"] for m in meta["variants"]][:2] == ["baseline", "after round 0"]
     report = (out / "report.md").read_text()
     assert "| after round 0 |" in report and "Net node reduction" in report
+    assert f"after round {last + 1} |" not in report
+    assert f"{last + 1}" in report.split("fused nothing")[0].rsplit("The baseline's", 1)[1]
+    assert f"stopped after round {last}, so the sweep ends there" in report
     rows = experiments.sweep_rows(variants)
     assert [r["nodes"] for r in rows] == nodes
     assert rows[0]["est_bytes"] > rows[-1]["est_bytes"]

@@ -57,3 +57,23 @@ def test_node_mapping_by_name_then_by_origin():
     # no shared origins at all: fall back to the name
     lone = dataclasses.replace(g, nodes=(dataclasses.replace(a, origins=(Origin("zz", "t"),)),))
     assert compare.node_mapping(g, lone)[a.name] == a.name
+
+
+def test_a_sweep_ends_at_the_last_round_that_fused_and_says_which_rounds_it_left(tmp_path):
+    """The H100 sweep of mlp_block was recorded with rounds 0-4; its baseline fused in
+    rounds 1-2 only, and 'after round 3/4' repeat 'after round 2'. Finished with the
+    rounds a sweep captures now, the report names the rounds it left out."""
+    from fusionviz.model.experiment import runs
+
+    exp = runs.read_experiment(EXP / "gpu_sweep_mlp_block")
+    base = exp.variants[0]
+    assert runs.last_fusing_round(base.trace) == 2
+    repeat = [(len(v.trace.graphs[0].final_groups), len(v.trace.graphs[0].kernels))
+              for v in exp.variants[3:]]
+    assert len(set(repeat)) == 1  # after rounds 2, 3 and 4: the same nodes and kernels
+    now = runs.finish_sweep(exp.script, tmp_path, list(exp.variants[:4]))
+    assert "The baseline's rounds 3–4 fused nothing" in now.report
+    assert "stopped after round 2, so the sweep ends there" in now.report
+    assert "| after round 2 |" in now.report and "| after round 3 |" not in now.report
+    whole = runs.finish_sweep(exp.script, tmp_path, list(exp.variants))
+    assert "fused nothing" not in whole.report  # every round swept: nothing to say

@@ -117,25 +117,44 @@ def _rows_csv(rows: list[dict]) -> str:
     return csv_text(list(rows[0]), (list(r.values()) for r in rows))
 
 
+def last_fusing_round(trace: Trace) -> int:
+    """The last round (counted from 1) that fused anything, in any graph; 0 if none did."""
+    return max((r.index for g in trace.graphs for r in g.rounds if r.fusions), default=0)
+
+
 def sweep_rounds(script: str, out_dir: str, *, progress: Progress | None = None,
                  **options) -> Experiment:
-    """Recompile with fusion stopped after round k, for k = 0 … R (R: the baseline's rounds)."""
+    """Recompile with fusion stopped after round k, for k = 0 … L (L: the last round of
+    the baseline that fused anything; stopped after a later round, fusion ends as after
+    round L, so those variants are not captured again)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     base = _capture(script, out, "baseline", "baseline.json.gz", progress, 0, None, **options)
-    rounds = max((len(g.rounds) for g in base.trace.graphs), default=0)
-    n = rounds + 2
+    last = last_fusing_round(base.trace)
+    n = last + 2
     variants = [base]
-    for k in range(rounds + 1):
+    for k in range(last + 1):
         variants.append(_capture(script, out, f"after round {k}", f"round_{k}.json.gz",
                                  progress, k + 1, n, whatif=WhatIf(stop_after_round=k), **options))
     return finish_sweep(script, out, variants)
+
+
+def _rounds_left_out(variants: list[Variant]) -> str:
+    """Says which of the baseline's rounds fused nothing and were not swept."""
+    rounds = max((len(g.rounds) for g in variants[0].trace.graphs), default=0)
+    last = len(variants) - 2  # the variants after the baseline are rounds 0 … last
+    if rounds <= last:
+        return ""
+    left = f"round {rounds}" if rounds == last + 1 else f"rounds {last + 1}–{rounds}"
+    return (f"\nThe baseline's {left} fused nothing: a capture stopped later would fuse "
+            f"as one stopped after round {last}, so the sweep ends there.\n\n")
 
 
 def finish_sweep(script: str, out: Path, variants: list[Variant]) -> Experiment:
     """The report and experiment.json of a sweep's captures (the baseline first)."""
     rows = sweep_rows(variants[1:])
     report = (f"## Runtime after fusion round k: {Path(script).name}\n\n{_rows_markdown(rows)}\n"
+              + _rounds_left_out(variants)
               + cmp.report_markdown(cmp.compare(variants[0].trace, variants[1].trace,
                                                 "all rounds", "no fusion"),
                                     "All rounds vs no fusion"))

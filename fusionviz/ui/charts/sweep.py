@@ -1,7 +1,7 @@
 """The round-sweep chart: runtime, kernels, estimated bytes and compile time after round k.
 
 Plots ``experiments.sweep_rows`` (one row per "fusion stopped after round k" variant,
-k = 0 … R) as stacked panels sharing the x axis, with the full compile (the baseline)
+k = 0 … L) as stacked panels sharing the x axis, with the full compile (the baseline)
 as a dashed line; clicking a point asks the comparison to show that variant.
 """
 
@@ -44,7 +44,7 @@ class SweepChart(ChartPage):
         self.show_message("No round sweep in this experiment.")
 
     def set_rows(self, rows: list[dict], baseline: dict | None = None) -> None:
-        """Plot ``rows`` (k = 0 … R in order) and ``baseline`` (all rounds) as reference."""
+        """Plot ``rows`` (k = 0 … L in order) and ``baseline`` (all rounds) as reference."""
         self.rows, self.curves, self._markers = list(rows), {}, []
         self.spread_bars: pg.ErrorBarItem | None = None
         if not rows:
