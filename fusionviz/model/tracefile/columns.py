@@ -45,8 +45,11 @@ from fusionviz.model.tracefile.times import (
     NANOS,
     decode_times,
     encode_times,
+    keys_of,
+    lists,
     milliseconds,
     nanoseconds,
+    sized,
 )
 
 _HINTS: dict[type, tuple[tuple[str, object], ...]] = {}
@@ -147,10 +150,10 @@ def decode(tp: object, column: object, count: int, table: list[str],
     entries whose eager kernels are written grouped (``kernel_order``), read back
     heaviest first."""
     if _is_plain(column):
-        return _sized(column["plain"], count, "values")
+        return sized(column["plain"], count, "values")
     kind, inner = _kind(tp)
     if kind == "str":
-        column = _sized(column, count, "string indices")
+        column = sized(column, count, "string indices")
         if column:
             if set(map(type, column)) != {int}:
                 raise TraceError("a column of string indices holds something else than "
@@ -168,7 +171,7 @@ def decode(tp: object, column: object, count: int, table: list[str],
         if type(column) is not dict or len(column) != len(fields) \
                 or not all(name in column for name, _ in fields):
             raise TraceError(f"a column of {inner.__name__} records does not have its "
-                             f"fields: {_keys(column)}")
+                             f"fields: {keys_of(column)}")
         names = [name for name, _ in fields]
         times = NANOS.get(inner, {}) if ns else {}
         cols = [decode_times(column[name], count, times[name])
@@ -179,18 +182,12 @@ def decode(tp: object, column: object, count: int, table: list[str],
         return [dict(zip(names, row)) for row in zip(*cols)] if cols \
             else [{} for _ in range(count)]
     if kind == "tuple":
-        if type(column) is not dict or set(column) != {"n", "v"}:
-            raise TraceError(f"a column of lists is not {{n, v}}: {_keys(column)}")
-        lengths = _sized(column["n"], count, "lengths")
-        if lengths and (set(map(type, lengths)) != {int} or min(lengths) < 0):
-            raise TraceError("a column of lengths holds something else than lengths")
-        ends = list(itertools.accumulate(lengths))
-        items = _heaviest_first(column["v"], ends, grouped, table) \
-            if grouped and ns and inner is EagerKernel \
-            else decode(inner, column["v"], ends[-1] if ends else 0, table, ns, grouped)
-        # each value's slice of the items, at C speed (a round's groups: ~50k lists)
-        return list(map(items.__getitem__, map(slice, [0, *ends[:-1]], ends)))
-    return _sized(column, count, "values")
+        if grouped and ns and inner is EagerKernel:
+            return lists(column, count,
+                         lambda v, ends: _heaviest_first(v, ends, grouped, table))
+        return lists(column, count, lambda v, ends: decode(
+            inner, v, ends[-1] if ends else 0, table, ns, grouped))
+    return sized(column, count, "values")
 
 
 def _heaviest_first(column: object, ends: list[int], grouped: list[int],
@@ -223,20 +220,6 @@ def _heaviest_first(column: object, ends: list[int], grouped: list[int],
 
 def _is_plain(column: object) -> bool:
     return type(column) is dict and len(column) == 1 and "plain" in column
-
-
-def _sized(column: object, count: int, what: str) -> list:
-    if type(column) is not list:
-        raise TraceError(f"a column of {what} is not a list: {type(column).__name__}")
-    if len(column) != count:
-        raise TraceError(f"a column of {what} holds {len(column):,} for {count:,} records")
-    return column
-
-
-def _keys(column: object) -> str:
-    if type(column) is not dict:
-        return type(column).__name__
-    return ", ".join(sorted(map(str, column)))[:200]
 
 
 def table(value: object, coded: bool = False) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Callable
 
 from fusionviz.model.errors import TraceError
 from fusionviz.model.trace import EagerKernel, Kernel
@@ -77,15 +78,9 @@ def decode_times(column: object, count: int, delta: bool, depth: int = _DEPTH) -
     """The ``count`` times in ms of a column ``encode_times`` wrote; TraceError when it
     holds something else than whole nanoseconds (and None; lists of them)."""
     if type(column) is dict and depth:  # lists: their lengths, then all their items
-        if set(column) != {"n", "v"}:
-            raise TraceError("a column of lists of times is not {n, v}")
-        lengths = _sized(column["n"], count)
-        if lengths and (set(map(type, lengths)) != {int} or min(lengths) < 0):
-            raise TraceError("a column of lengths holds something else than lengths")
-        ends = list(itertools.accumulate(lengths))
-        items = decode_times(column["v"], ends[-1] if ends else 0, delta, depth - 1)
-        return list(map(items.__getitem__, map(slice, [0, *ends[:-1]], ends)))
-    column = _sized(column, count)
+        return lists(column, count, lambda v, ends: decode_times(
+            v, ends[-1] if ends else 0, delta, depth - 1))
+    column = sized(column, count)
     kinds = set(map(type, column))
     if not kinds <= {int, type(None)}:
         raise TraceError("a column of times holds something else than whole nanoseconds")
@@ -100,7 +95,7 @@ def decode_times(column: object, count: int, delta: bool, depth: int = _DEPTH) -
 def nanoseconds(column: object, count: int, delta: bool) -> list[int]:
     """The ``count`` whole nanoseconds of a column of times without None or lists (an
     eager kernel's), added up with ``delta``; TraceError as ``decode_times``."""
-    column = _sized(column, count)
+    column = sized(column, count)
     if column and set(map(type, column)) != {int}:
         raise TraceError("a column of times holds something else than whole nanoseconds")
     return _checked(list(itertools.accumulate(column)) if delta else column)
@@ -123,9 +118,32 @@ def _checked(numbers: list[int]) -> list[int]:
     return numbers
 
 
-def _sized(column: object, count: int) -> list:
+def sized(column: object, count: int, what: str = "times") -> list:
+    """``column`` if it is a list of ``count`` values; TraceError naming ``what`` else."""
     if type(column) is not list:
-        raise TraceError(f"a column of times is not a list: {type(column).__name__}")
+        raise TraceError(f"a column of {what} is not a list: {type(column).__name__}")
     if len(column) != count:
-        raise TraceError(f"a column of times holds {len(column):,} for {count:,} records")
+        raise TraceError(f"a column of {what} holds {len(column):,} for {count:,} records")
     return column
+
+
+def lists(column: object, count: int, items: Callable[[object, list[int]], list]) -> list:
+    """The ``count`` lists of a column written as ``{"n": their lengths, "v": the column
+    of their items}``: ``items(v, ends)`` decodes the items (``ends``: where each list's
+    end, accumulated), and each list is its slice of them; TraceError when it is not so."""
+    if type(column) is not dict or set(column) != {"n", "v"}:
+        raise TraceError(f"a column of lists is not {{n, v}}: {keys_of(column)}")
+    lengths = sized(column["n"], count, "lengths")
+    if lengths and (set(map(type, lengths)) != {int} or min(lengths) < 0):
+        raise TraceError("a column of lengths holds something else than lengths")
+    ends = list(itertools.accumulate(lengths))
+    values = items(column["v"], ends)
+    # each list's slice of the items, at C speed (a round's groups: ~50k lists)
+    return list(map(values.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+
+
+def keys_of(column: object) -> str:
+    """What a column that should be a dict holds, for an error: its keys, or its type."""
+    if type(column) is not dict:
+        return type(column).__name__
+    return ", ".join(sorted(map(str, column)))[:200]
