@@ -69,7 +69,7 @@ def test_the_extra_calls_compile_nothing_again(captured):
 
 
 def test_a_branch_on_is_compiling_gives_the_eager_path_its_own_time(captured):
-    """The eager path does 20 more matmuls: the baseline is that path, not the graph
+    """The eager path does 80 more matmuls: the baseline is that path, not the graph
     Dynamo captured (which holds the light path)."""
     entry = _entry(captured, "Branchy")
     graph = next(g for g in captured.graphs if g.compile_id == entry.compile_ids[0])
