@@ -107,6 +107,19 @@ def test_a_fused_kernel_swapped_for_a_slower_one_is_named_with_its_modules():
     assert "! attention runs efficient under compile where eager ran flash" in text
 
 
+def test_slower_attention_without_a_traced_mask_does_not_blame_transformers():
+    """A hand-written Llama on the CPU: flash attention on both sides, no mask built
+    under compile. The finding points at the inputs' layout (Details shows it), not at
+    transformers' traced mask and its attention_mask=None fix."""
+    trace = load_trace(str(DATA / "cpu_llama_tiny_train.json.gz"))
+    ex = explain(trace, trace.entries[0])
+    attention = next(f for f in ex.findings if f.title.startswith("attention"))
+    assert "(flash kernels on both sides)" in attention.title
+    assert "builds no mask" in attention.detail and "layout" in attention.detail
+    assert "transformers" not in attention.detail + attention.fix
+    assert "attention_mask" not in attention.fix and "strides" in attention.fix
+
+
 def test_a_train_step_is_timed_forward_and_backward_and_found_launch_bound(llama):
     (entry,) = llama.entries
     assert entry.grad and entry.name == "LossOf" and entry.compile_ids == ("0/0",)

@@ -299,3 +299,28 @@ def test_the_facts_are_computed_once_per_graph_and_env_and_let_go_with_the_graph
     del graph, trace
     gc.collect()
     assert gone() is None  # a closed trace is not kept alive by its facts
+
+
+def test_shapes_say_how_a_tensor_is_laid_out_when_not_row_major():
+    """Recorded strides: a Linear's weight is a transposed matrix, ResNet-50's
+    convolutions run channels-last (H100), and the tiny Llama's compiled attention
+    reads its query in the heads-transposed layout but key and value contiguous."""
+    from fusionviz.model.report.extern_facts import shapes_text
+
+    def calls(trace, op):
+        return [n.extern_call for g in trace.graphs for n in g.nodes
+                if n.extern_call and n.extern_call.op == op]
+
+    llama = load_trace(DATA / "cpu_llama_tiny_train.json.gz")
+    mm = shapes_text(calls(llama, "aten.mm")[0])
+    assert mm == "[64, 64] fp32 × [64, 64] fp32 transposed → [64, 64] fp32", mm
+    sdpa = shapes_text(calls(llama, "aten._scaled_dot_product_flash_attention_for_cpu")[0])
+    q, k, v = sdpa.split(" → ")[0].split(" × ")
+    assert q == "[2, 4, 32, 16] fp32 strides (2048, 16, 64, 1)"
+    assert k == v == "[2, 4, 32, 16] fp32"
+    resnet = load_trace(DATA / "gpu_resnet50_train.json.gz")
+    conv = shapes_text(calls(resnet, "aten.convolution")[0])
+    assert conv.count("channels-last") == 3, conv  # input, weight and output
+    unknown = TensorSpec(name="x", dtype="float32", size=(4, 8))  # no strides recorded
+    assert shapes_text(dataclasses.replace(calls(llama, "aten.mm")[0],
+                                           inputs=(unknown,), outputs=())) == "[4, 8] fp32"

@@ -382,15 +382,25 @@ def _attention_swap(ex: Explained) -> Finding | None:
                 if "bmm + softmax" in compiled_kinds else
                 "SDPA picked another kernel under compile than eagerly; which one depends "
                 "on the mask, dtypes and layouts it is given.")
+    if masked:  # the cause transformers had, and its fix
+        why = (" Code can build masks only while traced (transformers did: transformers "
+               "#48925), so the graph is not what your program runs.")
+        fix = ("Pass attention_mask=None for unpadded input (or a transformers version "
+               "that keeps the mask out under tracing); otherwise an additive float mask in "
+               "the query's dtype; check with torch.nn.attention.sdpa_kernel("
+               "[FLASH_ATTENTION, EFFICIENT_ATTENTION]) which kernel SDPA can keep.")
+    else:  # no mask only the graph builds: what SDPA is given differs otherwise
+        why = (" The compiled graph builds no mask your program lacks; SDPA's choice and "
+               "speed also depend on its inputs' dtypes, shapes and layout, which the "
+               "Kernel pane shows for each attention call as compiled.")
+        fix = ("Compare the attention call's inputs (the Kernel pane's shapes) with your "
+               "program's: a "
+               "query, key or value laid out otherwise (strides) can cost SDPA a copy or a "
+               "slower path; check with torch.nn.attention.sdpa_kernel which kernels SDPA "
+               "can use for them.")
     return Finding(
         title=f"{head} in {len(hits)} modules ({where}): {lost:+.3f} ms per call",
-        detail=(what + mask_text + " Code can build masks only while traced (transformers "
-                "did: transformers #48925), so the graph is not what your program runs."),
-        fix=("Pass attention_mask=None for unpadded input (or a transformers version that "
-             "keeps the mask out under tracing); otherwise an additive float mask in the "
-             "query's dtype; check with torch.nn.attention.sdpa_kernel([FLASH_ATTENTION, "
-             "EFFICIENT_ATTENTION]) which kernel SDPA can keep."),
-        modules=tuple(hits))
+        detail=what + mask_text + why, fix=fix, modules=tuple(hits))
 
 
 def _totals(ex: Explained, eager_pick, compiled_pick) -> tuple[float, float, float]:

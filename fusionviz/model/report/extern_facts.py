@@ -254,14 +254,40 @@ def tensor_bytes(call: ExternCall) -> int | None:
 
 
 def shapes_text(call: ExternCall) -> str:
-    """``[2048, 768] bf16 × [768, 3072] bf16 → [2048, 3072] bf16``."""
+    """``[2048, 768] bf16 × [768, 3072] bf16 → [2048, 3072] bf16``; a tensor laid out
+    otherwise than row-major says how: ``transposed``, ``channels-last`` or its strides
+    (``[2, 4, 32, 16] fp32 strides (2048, 16, 64, 1)``)."""
     def one(s: TensorSpec) -> str:
         size = ", ".join(s.size_expr) if s.size_expr else ", ".join(map(str, s.size))
-        return f"[{size}] {short_dtype(s.dtype)}".rstrip()
+        layout = _layout(s)
+        return f"[{size}] {short_dtype(s.dtype)}".rstrip() + (f" {layout}" if layout else "")
 
     ins = " × ".join(one(s) for s in call.inputs)
     outs = ", ".join(one(s) for s in call.outputs)
     return f"{ins} → {outs}" if outs else ins
+
+
+def _layout(s: TensorSpec) -> str:
+    """How ``s`` is laid out when not row-major without gaps: "" (also for unknown
+    strides), "transposed" (a matrix), "channels-last" (NCHW sizes) or its strides."""
+    if len(s.stride) != len(s.size) or _dense(s.size, s.stride, range(len(s.size))):
+        return ""
+    if len(s.size) == 2 and _dense(s.size, s.stride, (1, 0)):
+        return "transposed"
+    if len(s.size) == 4 and _dense(s.size, s.stride, (0, 2, 3, 1)):
+        return "channels-last"
+    return f"strides ({', '.join(map(str, s.stride))})"
+
+
+def _dense(size: tuple[int, ...], stride: tuple[int, ...], order) -> bool:
+    """Whether the dimensions in ``order`` (outermost first) are packed without gaps, the
+    last one's stride 1 (a dimension of size 1 may have any stride)."""
+    expected = 1
+    for d in reversed(tuple(order)):
+        if size[d] != 1 and stride[d] != expected:
+            return False
+        expected *= size[d]
+    return True
 
 
 def signature(call: ExternCall) -> str:
