@@ -25,8 +25,11 @@ def content_widths(table: QTableView,
     widths = []
     for col in range(model.columnCount()):
         cells = texts(col)
+        first = {}  # each distinct cell once (a column repeats its kinds, dtypes, modules)
+        for r, cell in enumerate(cells):
+            first.setdefault(cell, r)
         sized = [(metrics.horizontalAdvance(text), icon, r)
-                 for r, (text, icon) in enumerate(cells)]
+                 for (text, icon), r in first.items()]
         widest = sorted(sized, reverse=True)[:CANDIDATES]
         widest += sorted((s for s in sized if s[1]), reverse=True)[:CANDIDATES]
         content = max((table.sizeHintForIndex(model.index(r, col)).width()
