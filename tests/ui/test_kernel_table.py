@@ -45,6 +45,27 @@ def test_every_column_sorts_by_its_value(table, column):
     assert values == sorted(values, reverse=True)
 
 
+def test_a_sort_keeps_the_selected_kernel_and_the_order_of_equal_values(table):
+    """The model sorts its own rows: the selection follows its kernel to its new row, and
+    kernels with equal values keep their order (stable, as the proxy's sort was)."""
+    chosen = table.shown_names()[7]
+    table.state.select_kernel(chosen)
+    kind = next(i for i, c in enumerate(COLUMNS) if c[0] == "kind")
+    for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+        before = table.shown_names()
+        table.table.sortByColumn(kind, order)
+        names = table.shown_names()
+        assert names[table.table.currentIndex().row()] == chosen
+        assert table.table.selectionModel().selectedRows()[0].row() == names.index(chosen)
+        kinds = {r["name"]: r["kind"] for r in table.model.rows}
+        for k in set(kinds.values()):  # within a kind, the order the rows had before
+            assert [n for n in names if kinds[n] == k] == [n for n in before if kinds[n] == k]
+    table.filter.setText("attn")  # sorted and filtered: a row is still found by name
+    shown = table.shown_names()
+    table.state.select_kernel(shown[-1])
+    assert table.table.currentIndex().row() == len(shown) - 1
+
+
 def test_filtering_by_module_and_selecting_a_row_selects_the_kernel(table, qtbot):
     table.filter.setText("attn.qkv")
     rows = [r for r in kernel_rows(TRACE.graphs[0]) if "attn.qkv" in r["module"]]
