@@ -119,16 +119,16 @@ def settle(window: MainWindow) -> float:
 
 def _open_once(path: Path, folder: Path, n: int | str, k: int,
                graph: int = 0) -> tuple[MainWindow, dict[str, float]]:
-    """A fresh window (first-run dock layout) opening ``path`` on graph ``graph`` (a
-    switch right after the open, timed with it): load, panes, first frame, then the
-    idle-time work: the lazily loaded rest, and every fusion step prepared."""
+    """A fresh window (first-run dock layout) opening ``path`` on graph ``graph`` (as
+    ``fusionviz PATH --graph N``): load, panes, first frame, then the idle-time work:
+    the lazily loaded rest, and every fusion step prepared."""
     settings = QSettings(str(folder / f"window_{n}_{k}.ini"), QSettings.Format.IniFormat)
     window = MainWindow(settings=settings)
     window.resize(*WINDOW_SIZE)
     window.show()
     QApplication.processEvents()
     shown = _time_calls(window.state, "set_trace")  # open_trace = load_trace + set_trace
-    opened = timed(lambda: (window.open_trace(str(path)), window.state.set_graph(graph)))
+    opened = timed(lambda: window.open_trace(str(path), graph))
     first = window_frame(window)
     assert window.state.graph is not None, window.errors
     rest = settle(window)  # the rest, between events

@@ -58,7 +58,8 @@ def parser(command: str) -> argparse.ArgumentParser:
     return ap
 
 
-USAGE = """usage: fusionviz [TRACE | SCRIPT | EXPERIMENT_DIR] [--device D] [--mode M] [--benchmark-fusion]
+USAGE = """usage: fusionviz [TRACE [--graph N] | SCRIPT | EXPERIMENT_DIR] [--device D] [--mode M]
+                 [--benchmark-fusion]
        fusionviz capture SCRIPT [SCRIPT_ARGS...] -o TRACE [options] [-- ARGS...]
        fusionviz capture SCRIPT --nproc-per-node N -o DIR [options] [-- ARGS...]
        fusionviz experiment SCRIPT (--sweep-rounds | --ab K=V | --forbid A,B | --force A,B
@@ -118,6 +119,9 @@ def _open_gui(argv: list[str]) -> int:
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     ap.add_argument("--mode", default=None)
     ap.add_argument("--benchmark-fusion", action="store_true")
+    ap.add_argument("--graph", type=int, default=0, metavar="N",
+                    help="open a trace on its graph N (fusionviz summary lists them; a "
+                         "train step's backward is usually 1)")
     opts = ap.parse_args(argv)
     problem = _no_display() or platform_problem()
     if problem:
@@ -126,7 +130,7 @@ def _open_gui(argv: list[str]) -> int:
     from fusionviz.ui.app import run_app
 
     options = {"device": opts.device, "mode": opts.mode, "benchmark_fusion": opts.benchmark_fusion}
-    return run_app(opts.path, capture_options=options)
+    return run_app(opts.path, capture_options=options, graph=opts.graph)
 
 
 def _no_display() -> str:

@@ -24,23 +24,26 @@ def make_app() -> QApplication:
     return app
 
 
-def start(window: MainWindow, argv_path: str | None, capture_options: dict | None) -> None:
-    """Open ``argv_path`` in ``window``, or capture the bundled example when None."""
+def start(window: MainWindow, argv_path: str | None, capture_options: dict | None,
+          graph: int = 0) -> None:
+    """Open ``argv_path`` in ``window`` (a trace on its graph ``graph``), or capture the
+    bundled example when None."""
     options = capture_options or {}
     if argv_path is None:
         window.run_script(runner.default_example(), **options)
     else:
-        window.open_path(argv_path, options)
+        window.open_path(argv_path, options, graph)
 
 
-def run_app(argv_path: str | None, *, capture_options: dict | None = None) -> int:
+def run_app(argv_path: str | None, *, capture_options: dict | None = None,
+            graph: int = 0) -> int:
     """Show the explorer and run the event loop; returns the exit code."""
     app = make_app()
     window = MainWindow()
     window.show()
     signals = QuitOnSignal(window)  # SIGTERM, Ctrl+C: closed as by its close button
     # After the loop starts, so the window paints before a capture or a big load.
-    QTimer.singleShot(0, lambda: start(window, argv_path, capture_options))
+    QTimer.singleShot(0, lambda: start(window, argv_path, capture_options, graph))
     code = app.exec()
     signals.uninstall()
     # Delete the window (and its pyqtgraph plots) while Qt is still alive: a plot left

@@ -73,9 +73,12 @@ class ViewState(QObject):
             return None
         return steps[max(0, min(self.step, len(steps) - 1))]
 
-    def set_trace(self, trace: Trace | None, path: str = "") -> None:
+    def set_trace(self, trace: Trace | None, path: str = "", graph: int = 0) -> None:
+        """Show ``trace`` on its graph ``graph`` (the first when it has no such graph):
+        the panes build that graph only."""
         self.trace, self.path = trace, path
-        self.graph_index = 0 if trace is not None and trace.graphs else -1
+        count = len(trace.graphs) if trace is not None else 0
+        self.graph_index = (graph if 0 <= graph < count else 0) if count else -1
         self.step, self.selected_nodes, self.kernel, self.pair = 0, (), "", None
         self.sig_trace_changed.emit()
         self.sig_graph_changed.emit(self.graph_index)

@@ -217,6 +217,43 @@ def test_app_start_opens_a_trace_or_captures_the_bundled_example(window, synthet
     assert started[-1] == ("model.py", {"device": "cpu"})
 
 
+def _panes(window) -> dict:
+    """What the panes show of the current graph."""
+    window.docks["kernels"].raise_()
+    QApplication.processEvents()
+    return {
+        "graph": window.state.graph_index,
+        "listed": window.graphs_list.currentItem().text(0),
+        "kernels": sorted(window.kernel_table.shown_names()),
+        "kernel": window.state.kernel,
+        "step": window.state.step,
+    }
+
+
+def test_a_trace_opens_on_the_graph_asked_for_as_after_a_switch(window, monkeypatch):
+    """``fusionviz TRACE --graph 1``: the backward graph is shown without the forward
+    one built first; the panes show what a switch to it shows. A graph the trace lacks
+    is said, and the first one shown."""
+    from fusionviz.ui.app import start
+
+    path = str(DATA_DIR / "gpu_gpt2_train.json.gz")
+    built = []
+    window.state.sig_graph_changed.connect(built.append)
+    start(window, path, None, 1)
+    assert built == [1]  # the forward graph was never shown
+    direct = _panes(window)
+    assert direct["listed"].startswith("#1 backward")
+    assert direct["graph"] == 1 and direct["kernels"] == sorted(
+        k.name for k in window.state.trace.graphs[1].kernels)
+    assert window.open_trace(path)
+    window.state.set_graph(1)
+    assert _panes(window) == direct
+    assert window.open_trace(path, graph=7)
+    assert window.state.graph_index == 0
+    assert "has no graph 7 (graphs 0 to 1): showing graph 0" in \
+        window.statusBar().currentMessage()
+
+
 def test_traces_without_graphs_or_nodes_open_quietly(window, tmp_path):
     from fusionviz.model.trace import Graph, Script, Trace
 

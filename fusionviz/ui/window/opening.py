@@ -24,16 +24,20 @@ class TraceOpening:
     views, completer, warmer, runner, output, graph_view, ledger, experiments and
     actions_by_name)."""
 
-    def open_path(self, path: str, capture_options: dict | None = None) -> bool:
+    def open_path(self, path: str, capture_options: dict | None = None,
+                  graph: int = 0) -> bool:
         """A ``.py`` file is captured, an experiment folder compared, anything else is
-        opened as a trace."""
+        opened as a trace (on its graph ``graph``)."""
         if path.endswith(".py"):
             return self.run_script(path, **(capture_options or {}))
         if os.path.isdir(path):
             return self.experiments.open_experiment(path) is not None
-        return self.open_trace(path)
+        return self.open_trace(path, graph)
 
-    def open_trace(self, path: str) -> bool:
+    def open_trace(self, path: str, graph: int = 0) -> bool:
+        """Open the trace at ``path`` on its graph ``graph`` (a deep model's backward
+        graph opens without the forward one built first); a graph it lacks is said in
+        the status bar, and the first graph shown."""
         self.views.setCurrentIndex(0)  # the explorer's tab, also from a comparison
         self.completer.stop()
         self.warmer.stop()
@@ -47,7 +51,7 @@ class TraceOpening:
             # completer in idle time: a 20k-node trace is on screen in half the time.
             with gc_paused(freeze=True):
                 trace = load_trace(path, lazy=True)
-                self.state.set_trace(trace, path)
+                self.state.set_trace(trace, path, graph)
         except TraceError as e:
             self.show_error(f"Cannot open the trace: {e}")
             return False
@@ -55,6 +59,10 @@ class TraceOpening:
             self._opening = False
         self.add_recent(path)
         self._output_of(path)
+        if graph and self.state.graph_index != graph:
+            self.statusBar().showMessage(
+                f"{Path(path).name} has no graph {graph} (graphs 0 to "
+                f"{len(trace.graphs) - 1}): showing graph {self.state.graph_index}", 15000)
         self.completer.start(lazy.complete(trace))
         return True
 
