@@ -207,3 +207,32 @@ def test_hovering_a_tinted_box_or_frame_title_shows_its_figures(bert, qtbot):
     hover(qtbot, view, QPointF(r.left() + 10, r.top() + 8))  # the frame's title bar
     qtbot.waitUntil(lambda: "slower than eager" in QToolTip.text(), timeout=2000)
     assert "encoder.layer.3.attention (BertAttention)" in QToolTip.text()
+
+
+def test_a_big_graph_is_tinted_after_its_first_frame(window, qtbot):
+    """The 64-layer Llama's backward (2,507 nodes, over ``LATE_NODES``), opened lazily:
+    its map would read every node's details before the first frame. The graph is shown
+    untinted, and tinted by the next event-loop turns, as a small graph is at once; a
+    switch before then drops it: the new graph has its own."""
+    from fusionviz.model.report.eager_map import graph_map
+    from fusionviz.ui.graph.eager_tint import LATE_NODES
+
+    deep = Path(__file__).resolve().parents[2] / "benchmarks" / "traces" \
+        / "gpu_llama_deep64_train.json.gz"
+    view = window.graph_view
+    changed = []
+    view.sig_eager_tint_changed.connect(lambda: changed.append(window.state.graph_index))
+    assert window.open_trace(str(deep), graph=1)
+    assert len(window.state.graph.nodes) > LATE_NODES
+    assert view.tint.map is None and not view.tint.marks  # not before the first frame
+    qtbot.waitUntil(lambda: view.tint.map is not None, timeout=10_000)
+    assert view.tint.map is graph_map(window.state.trace, window.state.graph)
+    assert view.tint.marks and view.tint.legend.isVisible()
+    assert changed[-1] == 1  # the window's menu learns the graph has figures
+    assert window.module_outline.items["model"].text(3).endswith(" ms")  # its column too
+    assert window.open_trace(str(deep), graph=1)  # again, and away before the map comes
+    window.state.set_graph(0)  # 1,937 nodes: its map at once
+    forward = view.tint.map
+    assert forward is graph_map(window.state.trace, window.state.graph)
+    qtbot.wait(300)
+    assert view.tint.map is forward and window.state.graph_index == 0

@@ -256,6 +256,15 @@ def graph_map(trace: Trace, graph: Graph) -> ModuleMap | None:
     return module_map(trace, entry, _side(graph)) if entry is not None else None
 
 
+def graph_map_made(trace: Trace, graph: Graph) -> bool:
+    """Whether ``graph_map`` would answer at once: the map was made, or there is none."""
+    entry = entry_of(trace, graph)
+    if entry is None:
+        return True
+    hit = (_maps.get(trace) or {}).get((id(entry), _side(graph)))
+    return hit is not None and hit[0] is entry
+
+
 def eager_replaced(trace: Trace, graph: Graph, kernel: Kernel) -> tuple[list[str],
                                                                         list[EagerKernel]]:
     """(the modules a compiled kernel's work comes from, the eager kernels that ran in

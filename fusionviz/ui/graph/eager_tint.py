@@ -13,14 +13,19 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QLabel
 
 from fusionviz.model.errors import TraceError
 from fusionviz.model.layout.frames import TITLE_H
 from fusionviz.model.report.eager_figures import versus
-from fusionviz.model.report.eager_map import ModuleMap, ModuleTimes, graph_map
+from fusionviz.model.report.eager_map import (
+    ModuleMap,
+    ModuleTimes,
+    graph_map,
+    graph_map_made,
+)
 from fusionviz.ui.graph.items import LOD_TEXT
 from fusionviz.ui.theme import EAGER_STROKES, EAGER_TINTS
 
@@ -75,6 +80,8 @@ class ModuleTint:
         self.marks: dict[str, Mark] = {}  # box key or frame path -> its mark (tinted only)
         self.items: tuple[TintItem, ...] = ()
         self.legend = _legend(view)
+        self._pending: tuple | None = None  # (trace, graph) whose map comes after its frame
+        self._parts: tuple | None = None  # (scene, paint, frames item) of the scene shown
 
     @property
     def available(self) -> bool:
@@ -83,12 +90,34 @@ class ModuleTint:
         return mp is not None and bool(mp.eager_total or mp.compiled_total)
 
     def set_graph(self, trace, graph) -> None:
-        self.map = None
-        if trace is not None and graph is not None:
-            try:
-                self.map = graph_map(trace, graph)
-            except TraceError as e:  # a malformed part of the file: no tint, said once
-                self.view.state.report_unreadable(str(e))
+        """The map of ``graph``; a big graph's, not made yet, after its first frame."""
+        self.map, self._pending = None, None
+        if trace is None or graph is None:
+            return
+        if len(graph.nodes) > LATE_NODES and not graph_map_made(trace, graph):
+            self._pending = (trace, graph)
+            # once the event loop runs again (the open is over), then after its first
+            # frames: the timer would be due already if started during a long open
+            QTimer.singleShot(0, lambda: QTimer.singleShot(LATE_MS, self._late))
+            return
+        self._make(trace, graph)
+
+    def _make(self, trace, graph) -> None:
+        try:
+            self.map = graph_map(trace, graph)
+        except TraceError as e:  # a malformed part of the file: no tint, said once
+            self.view.state.report_unreadable(str(e))
+
+    def _late(self) -> None:
+        """The map of the graph still shown, its marks added to the scene shown."""
+        pending, self._pending = self._pending, None
+        if pending is None:  # another graph shown since (set_graph): its own map was made
+            return
+        self._make(*pending)
+        if self.map is not None and self._parts is not None:
+            self.add_to(*self._parts)
+            self.view.viewport().update()
+        self.view.sig_eager_tint_changed.emit()
 
     def times(self, box) -> ModuleTimes | None:
         """A box's figures (a folded run: its blocks summed); None without any."""
@@ -98,6 +127,7 @@ class ModuleTint:
 
     def add_to(self, scene, paint, frames_item) -> None:
         """Marks for the boxes and frames of a new scene, and the items painting them."""
+        self._parts = (scene, paint, frames_item)
         self.marks = {}
         if self.map is not None:
             for i, (box, _colors) in paint.boxes.items():
@@ -119,7 +149,7 @@ class ModuleTint:
 
     def clear(self) -> None:
         """The scene was cleared (its items are gone)."""
-        self.marks, self.items = {}, ()
+        self.marks, self.items, self._parts = {}, (), None
         self.show()
 
     def set_on(self, on: bool) -> None:
@@ -170,6 +200,11 @@ class ModuleTint:
         return ("<b>vs eager:</b> " + escape(versus_line(m))
                 + ("" if tint_of(m) else " (within 5%: not tinted)"))
 
+
+# A graph of more nodes gets its map after its first frame: making it reads every node's
+# details, which a lazily opened trace has not read yet (0.1-0.4 s at 10k nodes)
+LATE_NODES = 2000
+LATE_MS = 100  # after the first frames (and a first click), as the idle work starts
 
 LEGEND_GAP = 4  # pixels above and below the legend, in its band over the graph
 

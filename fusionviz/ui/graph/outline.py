@@ -40,6 +40,8 @@ class ModuleOutline(QTreeWidget):
         self.items: dict[str, QTreeWidgetItem] = {}
         self._tree = None
         view.sig_folding_changed.connect(self.refresh)
+        # a big graph's map comes after its first frame (eager_tint.LATE_NODES)
+        view.sig_eager_tint_changed.connect(lambda: self._show_vs_eager(view.tint.map))
         state.sig_selection_changed.connect(self._follow_selection)
         self.itemClicked.connect(lambda item, _col: self.view.show_module(item.data(0, PATH)))
         self.itemDoubleClicked.connect(lambda item, _col: self.toggle(item.data(0, PATH)))
