@@ -1,11 +1,12 @@
 """Switching graphs on a real GPU train step (HF Llama, H100): what idle time prepares
-ahead of a switch (the other graphs' checks, module tint and modules, Expand All's
-layout) shows the same as a window that builds it all at the switch."""
+ahead of a switch (the other graphs' checks, module tint, modules and extern kernels'
+facts, Expand All's layout) shows the same as a window that builds it all at the switch."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from fusionviz.model.report import extern_facts
 from fusionviz.ui.main_window import MainWindow
 
 TRACE = str(Path(__file__).resolve().parents[1] / "data" / "gpu_llama_hf_train.json.gz")
@@ -34,6 +35,8 @@ def _shown(window) -> dict:
 def test_a_switch_after_idle_time_shows_what_a_switch_at_once_shows(window, qtbot, settings):
     assert window.open_trace(TRACE), window.errors
     _idle(window, qtbot)  # the forward graph's steps, then the backward one prepared
+    backward = window.state.trace.graphs[1]
+    assert extern_facts._kept.get(backward) is not None  # the kernel table's facts too
     window.state.set_graph(1)
     prepared = _shown(window)
     _idle(window, qtbot)

@@ -13,6 +13,7 @@ from fusionviz.model.fusion_steps import fusion_steps
 from fusionviz.model.gc_pause import gc_paused
 from fusionviz.model.kernel_graph import kernel_graph
 from fusionviz.model.report.eager_map import graph_map
+from fusionviz.model.report.extern_facts import extern_facts
 from fusionviz.model.tracefile.io import load_trace
 
 _COMPLETING = "Reading the rest of the trace (node details, ledgers)…"
@@ -142,8 +143,9 @@ class TraceOpening:
             yield None
             if self.state.graph is not graph:
                 return
-            try:  # the nearest graphs' tints, checks and modules: a switch gets them
-                graph_map(self.state.trace, other)
+            try:  # the nearest graphs' tints, checks, modules and extern kernels' facts
+                graph_map(self.state.trace, other)  # (the kernel table's): a switch gets them
+                extern_facts(other, self.state.trace.env)
                 self._check_ahead(other)
                 self.graph_view.folding.prepare(other)
             except TraceError:
