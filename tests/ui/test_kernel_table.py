@@ -60,7 +60,10 @@ def test_a_sort_keeps_the_selected_kernel_and_the_order_of_equal_values(table):
         kinds = {r["name"]: r["kind"] for r in table.model.rows}
         for k in set(kinds.values()):  # within a kind, the order the rows had before
             assert [n for n in names if kinds[n] == k] == [n for n in before if kinds[n] == k]
+    table.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # unsorted: call order
+    assert table.shown_names() == [k.name for k in TRACE.graphs[0].kernels]
     table.filter.setText("attn")  # sorted and filtered: a row is still found by name
+    table.table.sortByColumn(kind, Qt.SortOrder.AscendingOrder)
     shown = table.shown_names()
     table.state.select_kernel(shown[-1])
     assert table.table.currentIndex().row() == len(shown) - 1
@@ -93,13 +96,13 @@ def test_its_columns_fit_as_qt_fits_them_and_a_graph_shown_again_keeps_its_rows(
     backward = TRACE.graphs[1]
     table.state.set_graph(1)
     fitted = [table.table.columnWidth(c) for c in range(len(COLUMNS))]
-    rows = table.model.rows
+    rows = table.model.in_call_order  # the rows kept for the graph (shown sorted)
     table.table.resizeColumnsToContents()
     assert fitted == [min(table.table.columnWidth(c), 320) for c in range(len(COLUMNS))]
     assert len(rows) == len(backward.kernels)
     table.state.set_graph(0)
     table.state.set_graph(1)
-    assert table.model.rows is rows and table.table.columnWidth(0) == fitted[0]
+    assert table.model.in_call_order is rows and table.table.columnWidth(0) == fitted[0]
 
 
 def test_in_the_window_it_lists_a_graph_when_its_tab_comes_to_the_front(window, qtbot):

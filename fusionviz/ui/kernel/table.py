@@ -50,12 +50,13 @@ class KernelTableModel(QAbstractTableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.rows: list[dict] = []
+        self.in_call_order: list[dict] = []  # the rows in call order (``kernel_rows``'s list)
         self.sorted_by: tuple[int, Qt.SortOrder] | None = None
         self._row_of: dict[str, int] | None = None
 
     def set_rows(self, rows: list[dict]) -> None:
         self.beginResetModel()
-        self.rows = rows
+        self.in_call_order, self.rows = rows, list(rows)  # sorted here, the caller's list not
         self._order()
         self.endResetModel()
 
@@ -75,6 +76,7 @@ class KernelTableModel(QAbstractTableModel):
         the proxy's sort kept them); unsorted, they stay in call order."""
         self._row_of = None
         if self.sorted_by is None:
+            self.rows[:] = self.in_call_order
             return
         column, order = self.sorted_by
         key = COLUMNS[column][0]
