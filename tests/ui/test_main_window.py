@@ -250,8 +250,8 @@ def test_a_trace_opens_on_the_graph_asked_for_as_after_a_switch(window, monkeypa
     assert _panes(window) == direct
     assert window.open_trace(path, graph=7)
     assert window.state.graph_index == 0
-    assert "has no graph 7 (graphs 0 to 1): showing graph 0" in \
-        window.statusBar().currentMessage()
+    assert window.errors[-1] == "gpu_gpt2_train.json.gz has no graph 7 (graphs 0 to 1): " \
+        "showing graph 0."
 
 
 def test_traces_without_graphs_or_nodes_open_quietly(window, tmp_path):
@@ -270,6 +270,8 @@ def test_traces_without_graphs_or_nodes_open_quietly(window, tmp_path):
         assert not image.isNull()
     assert "Script status: no_graphs" not in " ".join(window.notice_lines())  # bare is ok
     assert window.ledger.title.text().startswith("<b>before fusion")
+    assert window.open_trace(str(tmp_path / "t0.json.gz"), graph=1)  # --graph 1, no graph
+    assert window.errors == ["t0.json.gz has no graph 1 (no graphs)."]
 
 
 def test_graph_and_ledger_shortcuts(window, tmp_path, qtbot):

@@ -37,8 +37,8 @@ class TraceOpening:
 
     def open_trace(self, path: str, graph: int = 0) -> bool:
         """Open the trace at ``path`` on its graph ``graph`` (a deep model's backward
-        graph opens without the forward one built first); a graph it lacks is said in
-        the status bar, and the first graph shown."""
+        graph opens without the forward one built first); a graph it lacks is said,
+        and the first graph shown."""
         self.views.setCurrentIndex(0)  # the explorer's tab, also from a comparison
         self.completer.stop()
         self.warmer.stop()
@@ -60,10 +60,11 @@ class TraceOpening:
             self._opening = False
         self.add_recent(path)
         self._output_of(path)
-        if graph and self.state.graph_index != graph:
-            self.statusBar().showMessage(
-                f"{Path(path).name} has no graph {graph} (graphs 0 to "
-                f"{len(trace.graphs) - 1}): showing graph {self.state.graph_index}", 15000)
+        if graph and self.state.graph_index != graph:  # (a box: progress takes the bar)
+            has = f"graphs 0 to {len(trace.graphs) - 1}" if trace.graphs else "no graphs"
+            self.show_error(f"{Path(path).name} has no graph {graph} ({has})"
+                            + (f": showing graph {self.state.graph_index}." if trace.graphs
+                               else "."))
         self.completer.start(lazy.complete(trace))
         return True
 
