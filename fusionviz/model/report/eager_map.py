@@ -139,13 +139,21 @@ _maps: PerObject[dict[tuple[int, str], tuple[Entry, ModuleMap]]] = PerObject()
 def module_map(trace: Trace, entry: Entry, side: str = "forward") -> ModuleMap:
     """The map of one side of ``entry`` (the same object while the trace lives: the
     eager pane and the graph's module tint read the same map)."""
-    maps = _maps.get(trace)
-    if maps is None:
-        maps = _maps.put(trace, {})
-    hit = maps.get((id(entry), side))
-    if hit is None or hit[0] is not entry:
-        hit = maps[(id(entry), side)] = (entry, _module_map(trace, entry, side))
-    return hit[1]
+    made = _made(trace, entry, side)
+    if made is None:
+        maps = _maps.get(trace)
+        if maps is None:
+            maps = _maps.put(trace, {})
+        made = _module_map(trace, entry, side)
+        maps[(id(entry), side)] = (entry, made)
+    return made
+
+
+def _made(trace: Trace, entry: Entry, side: str) -> ModuleMap | None:
+    """The map ``module_map`` made of ``entry``'s ``side``, while the trace lives; None
+    before."""
+    hit = (_maps.get(trace) or {}).get((id(entry), side))
+    return hit[1] if hit is not None and hit[0] is entry else None
 
 
 def _module_map(trace: Trace, entry: Entry, side: str) -> ModuleMap:
@@ -259,10 +267,7 @@ def graph_map(trace: Trace, graph: Graph) -> ModuleMap | None:
 def graph_map_made(trace: Trace, graph: Graph) -> bool:
     """Whether ``graph_map`` would answer at once: the map was made, or there is none."""
     entry = entry_of(trace, graph)
-    if entry is None:
-        return True
-    hit = (_maps.get(trace) or {}).get((id(entry), _side(graph)))
-    return hit is not None and hit[0] is entry
+    return entry is None or _made(trace, entry, _side(graph)) is not None
 
 
 def eager_replaced(trace: Trace, graph: Graph, kernel: Kernel) -> tuple[list[str],
