@@ -40,7 +40,9 @@ class ModuleOutline(QTreeWidget):
         self.items: dict[str, QTreeWidgetItem] = {}
         self._tree = None
         view.sig_folding_changed.connect(self.refresh)
-        # a big graph's map comes after its first frame (eager_tint.LATE_NODES)
+        # the "vs eager" column: the eager-vs-compiled map of the shown graph's side, as
+        # the module tint has it, each time it changes (a new graph: after its folding
+        # and this tree; a big graph's map: after its first frame, eager_tint.LATE_NODES)
         view.sig_eager_tint_changed.connect(lambda: self._show_vs_eager(view.tint.map))
         state.sig_selection_changed.connect(self._follow_selection)
         self.itemClicked.connect(lambda item, _col: self.view.show_module(item.data(0, PATH)))
@@ -84,9 +86,6 @@ class ModuleOutline(QTreeWidget):
             add(None, top)
         for item in self.items.values():
             item.setExpanded(tree.depth(item.data(0, PATH)) < 2)
-        # the eager-vs-compiled map of the shown graph's side (None: no entry of the
-        # trace compiled its frame), as the graph view's module tint has it
-        self._show_vs_eager(self.view.tint.map)
 
     def _show_vs_eager(self, mp: ModuleMap | None) -> None:
         for path, item in self.items.items():
